@@ -1,0 +1,72 @@
+"""Compare one output with its reference: how far off, how many elements, which ones."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from checker.spec import Tolerance
+
+SCALE_FLOOR = 1e-3  # an output whose reference is all zeros still gets a (tiny) tolerance
+SHOW_INDICES = 5
+
+
+@dataclass
+class Comparison:
+    label: str
+    ok: bool
+    max_diff: float             # max |out - ref| over finite elements
+    worst_ratio: float          # max |out - ref| / allowed: <= 1 passes
+    n_bad: int
+    n_total: int
+    n_unwritten: int = 0        # still NaN from the checker's fill where the reference is finite
+    n_nonfinite: int = 0        # NaN/Inf the kernel produced
+    first_bad: list = field(default_factory=list)   # [(index tuple, expected, got)]
+    allowed: float = 0.0        # atol * scale: the absolute part of the tolerance
+    hint: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _index(flat: int, shape: tuple) -> tuple:
+    out = []
+    for dim in reversed(shape):
+        out.append(flat % dim)
+        flat //= dim
+    return tuple(reversed(out))
+
+
+def absolute_tolerance(tol: Tolerance, scale: float, condition: float = 1.0) -> float:
+    return (tol.atol + tol.per_condition * condition) * max(scale, SCALE_FLOOR)
+
+
+def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
+            poisoned: bool, condition: float = 1.0) -> Comparison:
+    """poisoned: `out` was filled with NaN before the launch, so NaN left means 'never written'."""
+    got = out.detach().double().cpu().reshape(ref.shape)
+    absolute = absolute_tolerance(tol, scale, condition)
+    allowed = absolute + tol.rtol * ref.abs()
+    diff = (got - ref).abs()
+    nonfinite = ~torch.isfinite(got)
+    unwritten = torch.isnan(got) & poisoned
+    bad = nonfinite | (diff > allowed)
+    finite = diff[~nonfinite]
+    ratio = (diff / allowed)[~nonfinite]
+    flat_bad = torch.nonzero(bad.reshape(-1)).reshape(-1)[:SHOW_INDICES].tolist()
+    first = [(_index(i, tuple(ref.shape)), float(ref.reshape(-1)[i]), float(got.reshape(-1)[i])) for i in flat_bad]
+    n_unwritten = int(unwritten.sum())
+    return Comparison(label=label, ok=not bool(bad.any()), max_diff=float(finite.max()) if finite.numel() else 0.0,
+                      worst_ratio=float(ratio.max()) if ratio.numel() else float("inf"), n_bad=int(bad.sum()),
+                      n_total=ref.numel(), n_unwritten=n_unwritten,
+                      n_nonfinite=int(nonfinite.sum()) - n_unwritten, first_bad=first, allowed=absolute)
+
+
+def matches(out: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, slack: float = 4.0,
+            condition: float = 1.0) -> bool:
+    """Close to a known-bug variant (a little looser than the verdict's tolerance)."""
+    got = out.detach().double().cpu().reshape(ref.shape)
+    if not torch.isfinite(got).all() or not torch.isfinite(ref).all():
+        return False
+    allowed = slack * (absolute_tolerance(tol, scale, condition) + tol.rtol * ref.abs())
+    return bool(((got - ref).abs() <= allowed).all())

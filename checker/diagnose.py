@@ -1,0 +1,92 @@
+"""Turn a wrong output into the likely reason: the hints a teacher would give.
+
+Per output: never-written elements, a match with a known-bug variant the puzzle computed, an
+accumulated gradient that holds one row's share (overwritten, not accumulated) or only part of
+the sum (lost updates).
+Hints across cases live in diagnose_summary.
+"""
+from __future__ import annotations
+
+import torch
+
+from checker.compare import Comparison, absolute_tolerance, matches
+from checker.spec import Output, Puzzle, Reference, Tolerance
+
+ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared gradient buffer "
+               "(a plain load + add + store races between programs on a GPU).")
+
+
+def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> str:
+    if comparison.n_unwritten == comparison.n_total:
+        return "never written: the kernel did not store to this output at all."
+    hint = f"{comparison.n_unwritten} of {comparison.n_total} elements were never written"
+    if got.dim() == 2:
+        written_cols = (~torch.isnan(got)).any(dim=0).nonzero()
+        first_missing = int(written_cols.max()) + 1 if written_cols.numel() else 0
+        cols_missing = torch.isnan(got[:, first_missing:]).all()
+        if 0 < first_missing < got.shape[1] and bool(cols_missing) and not torch.isnan(got[:, :first_missing]).any():
+            return (f"{hint}: every column from {first_missing} on. The kernel handled only the first "
+                    f"{first_missing} columns of each row: loop over the row in blocks.")
+        rows_missing = torch.isnan(got).all(dim=1)
+        if rows_missing.any() and not torch.isnan(got[~rows_missing]).any():
+            rows = rows_missing.nonzero().reshape(-1).tolist()
+            return f"{hint}: whole rows {rows[:6]}{'...' if len(rows) > 6 else ''} (a grid or row-mask problem?)."
+    return hint + "."
+
+
+def _share_hint(got: torch.Tensor, shares: torch.Tensor, tol: Tolerance, scale: float) -> str:
+    """Does each element equal one single row's share? Then shares were overwritten, not summed."""
+    m = shares.shape[0]
+    if m < 2:
+        return ""
+    flat_shares = shares.reshape(m, -1)
+    flat = got.reshape(1, -1)
+    allowed = 4 * (absolute_tolerance(tol, scale / m ** 0.5) + tol.rtol * flat_shares.abs())
+    hits = (flat - flat_shares).abs() <= allowed            # [M, elements]
+    if not bool(hits.any(dim=0).all()):
+        return ""
+    for row in range(m):
+        if bool(hits[row].all()):
+            return (f"equals the share of row {row} alone: the other rows' contributions were overwritten "
+                    f"or never added. " + ATOMIC_HINT)
+    return "each element equals one row's share: programs overwrote each other instead of accumulating. " + ATOMIC_HINT
+
+
+def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor) -> str:
+    """With same-sign shares (constant inputs), a too-small sum means updates were lost."""
+    if shares.shape[0] < 2:
+        return ""
+    same_sign = (shares >= 0).all(dim=0) | (shares <= 0).all(dim=0)
+    sizeable = ref.abs() > 1e-9
+    keep = same_sign & sizeable
+    if not bool(keep.any()):
+        return ""
+    ratio = got[keep] / ref[keep]
+    if bool(((ratio > -1e-6) & (ratio < 0.999)).float().mean() > 0.5):
+        share = float(ratio.median())
+        return (f"about {share:.0%} of the expected total (the inputs make every row's share the same sign, "
+                f"so nothing should cancel): contributions were lost. " + ATOMIC_HINT)
+    return ""
+
+
+def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
+                comparison: Comparison) -> str:
+    ref = reference.outputs[output.name]
+    got = got.detach().double().cpu().reshape(ref.shape)
+    scale = reference.scales[output.name]
+    if comparison.n_unwritten:
+        return _unwritten_hint(got, comparison)
+    for pattern in puzzle.patterns:
+        alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
+        # a variant that leaves this output right says nothing about why it is wrong
+        if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
+            continue
+        if matches(got, alternative, scale, tol, condition=reference.condition):
+            return pattern.hint
+    if comparison.n_nonfinite:
+        return (f"{comparison.n_nonfinite} elements are NaN or Inf: a division by zero, the square root of a "
+                f"negative variance, or a load of garbage past the data?")
+    if output.accumulated and output.name in reference.contributions:
+        shares = reference.contributions[output.name]
+        return _share_hint(got, shares, tol, scale) or _lost_hint(got, ref, shares)
+    return ""

@@ -1,0 +1,237 @@
+"""Render worker events as the learner's report: the documented case in full, one line per other
+case, details only for what failed, a summary per part and backend, and the overall verdict."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from checker.diagnose_summary import summary_hints
+from checker.spec import Puzzle
+
+OK, BAD = "✅", "❌"
+INDENT = "   "
+
+
+@dataclass
+class PartTally:
+    backend: str
+    results: list = field(default_factory=list)     # case_result events
+    problems: list = field(default_factory=list)    # one-line reasons the part could not run
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and bool(self.results) and all(r["status"] == "pass" for r in self.results)
+
+
+@dataclass
+class Report:
+    """What a check returns: the verdict, the text, and the raw case results (for plots)."""
+    passed: bool
+    text: str
+    results: list
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.2e}"
+
+
+def _comparison_lines(c: dict, depth: int = 2) -> list[str]:
+    pad = INDENT * depth
+    if "max_diff" not in c:
+        return [f"{pad}{c['label']}: {c.get('hint', 'wrong')}"]
+    lines = []
+    if c["n_unwritten"] == c["n_total"]:
+        lines.append(f"{pad}{c['label']}: never written (still the NaN the checker filled it with)")
+    else:
+        lines.append(f"{pad}{c['label']}: {c['n_bad']} of {c['n_total']} elements off "
+                     f"(max difference {_fmt(c['max_diff'])}, tolerance {_fmt(c['allowed'])} + rtol*|expected|)")
+        for index, expected, got in c["first_bad"]:
+            lines.append(f"{pad}{INDENT}at {list(index)}: expected {expected:.6g}, got {got:.6g}")
+    if c.get("hint"):
+        lines.append(f"{pad}hint: {c['hint']}")
+    return lines
+
+
+def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
+    pad = INDENT * depth
+    lines = [f"{pad}{line}" for line in error["message"].rstrip().split("\n")]
+    if error.get("where"):
+        code = f": {error['code']}" if error.get("code") else ""
+        lines.append(f"{pad}at {error['where']}{code}")
+    if verbose and error.get("traceback"):
+        lines += [f"{pad}{line}" for line in error["traceback"].rstrip().split("\n")]
+    elif error.get("traceback") and error["kind"] not in ("not_implemented", "out_of_bounds", "race"):
+        lines.append(f"{pad}(the full traceback: --verbose)")
+    return lines
+
+
+class ReportWriter:
+    """Feed it events; it prints as it goes (so a slow case shows progress) and tallies verdicts."""
+
+    def __init__(self, puzzle: Puzzle, write: Callable[[str], None] = print, verbose: bool = False):
+        self.puzzle, self.write, self.verbose = puzzle, write, verbose
+        self.lines: list[str] = []
+        self.tallies: dict[tuple[str, str], PartTally] = {}   # (part, backend label) -> tally
+        self.backend = ""
+        self.cases = {case.name: case for case in puzzle.cases()}
+        self.pending_parts: list[str] = []   # parts the running backend was asked for
+        self.current_part = ""
+
+    def say(self, text: str = "") -> None:
+        self.lines.append(text)
+        self.write(text)
+
+    def tally(self, part: str) -> PartTally:
+        return self.tallies.setdefault((part, self.backend), PartTally(self.backend))
+
+    def title(self, origin: str, parts: list[str]) -> None:
+        self.say(f"Puzzle {self.puzzle.number}: {self.puzzle.title} — checking {', '.join(parts)} "
+                 f"from {origin}")
+
+    def backend_section(self, label: str) -> None:
+        self.backend = label
+        self.say()
+        self.say(f"══ {label} ══")
+
+    def part_problem(self, part: str, message: str, where: str = "") -> None:
+        """The part could not run (a stub, a syntax error): one line, no traceback."""
+        title = self.puzzle.part(part).title
+        self.say(f"── {title} ──")
+        self.say(f"{INDENT}{BAD} {message}" + (f" ({where})" if where else ""))
+        self.tally(part).problems.append(message)
+
+    def handle(self, event: dict) -> None:
+        kind = event["type"]
+        if kind == "hello":
+            label = "Interpreter (CPU)" if event["backend"] == "interpreter" else f"GPU ({event['device']})"
+            self.backend_section(label)
+            self.say(f"{INDENT}triton {event['triton']}, torch {event['torch']}")
+        elif kind == "load_error":
+            self.say(f"{INDENT}{BAD} the kernel cells do not run:")
+            for line in _error_lines(event["error"], self.verbose):
+                self.say(line)
+            for part in self.pending_parts:
+                self.tally(part).problems.append("kernel cells do not run")
+        elif kind == "part_start":
+            part = self.puzzle.part(event["part"])
+            self.say(f"── {part.title}: {' + '.join(part.kernels)} ──")
+            self.tally(part.name)
+        elif kind == "case_result":
+            self.case_result(event)
+        elif kind == "part_end":
+            self.part_end(event["part"])
+        elif kind == "hang":
+            self.say(f"{INDENT}{BAD} {event['case'] or 'starting up'}: still running after {event['timeout']:g} s, "
+                     f"so it was stopped. A loop that never ends? (check the loop bounds and the step; "
+                     f"raise the limit with --timeout SECONDS)")
+            self.stop_parts(f"hang in {event['case']}")
+        elif kind == "crash":
+            where = f" during {event['case']}" if event.get("case") else ""
+            self.say(f"{INDENT}{BAD} {event['reason']}{where}.")
+            detail = [ln for ln in event.get("stderr", "").strip().split("\n") if ln.strip()]
+            if detail:
+                self.say(f"{INDENT}{INDENT}last words: {detail[-1].strip()[:300]}")
+            if self.verbose:
+                for line in detail[-40:]:
+                    self.say(f"{INDENT}{INDENT}{line}")
+            self.stop_parts(event["reason"])
+        elif kind == "stopped":
+            self.say(f"{INDENT}{BAD} stopped: the device cannot run more cases after this error.")
+            self.stop_parts("stopped after a device error")
+
+    def stop_parts(self, reason: str) -> None:
+        for part in self.pending_parts:
+            tally = self.tally(part)
+            if not tally.passed or part == self.current_part:
+                tally.problems.append(reason)
+
+    def case_result(self, event: dict) -> None:
+        self.current_part = event["part"]
+        tally = self.tally(event["part"])
+        tally.results.append(event)
+        if event["documented"]:
+            self.documented(event)
+            return
+        ok = event["status"] == "pass"
+        label = f"{event['case']}" + ("" if event["dtype"] == "float32" else "")
+        self.say(f"{INDENT}{OK if ok else BAD} {label:<52} {event['dims']}")
+        if event["status"] == "error":
+            for line in _error_lines(event["error"], self.verbose):
+                self.say(line)
+        elif not ok:
+            for c in event["comparisons"]:
+                if not c["ok"]:
+                    for line in _comparison_lines(c):
+                        self.say(line)
+            if event.get("mutated"):
+                self.say(f"{INDENT * 2}the kernel changed its inputs: {', '.join(event['mutated'])} "
+                         f"(inputs are read-only; write only to outputs)")
+
+    def documented(self, event: dict) -> None:
+        self.say(f"Testing with dimensions: {event['dims']}" + ("" if event["dtype"] == "float32" else f" ({event['dtype']})"))
+        self.say(f"{INDENT}Computing PyTorch autograd reference...")
+        if event["status"] == "error":
+            for line in _error_lines(event["error"], self.verbose, depth=1):
+                self.say(line)
+            self.say(f"{INDENT}Overall:      {BAD} INCORRECT")
+            return
+        comparisons = event["comparisons"]
+        forward = [c for c in comparisons if c["forward"]]
+        grads = [c for c in comparisons if not c["forward"]]
+        for c in forward:
+            name = "Forward" if c["label"] == "output" else "LayerNorm output"
+            diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
+            self.say(f"{INDENT}{name} max difference: {diff}" + ("" if c["ok"] else f" {BAD}"))
+            if not c["ok"]:
+                for line in _comparison_lines(c):
+                    self.say(line)
+        for c in grads:
+            diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
+            self.say(f"{INDENT}{c['label']}: {diff} {OK if c['ok'] else BAD}")
+            if not c["ok"]:
+                for line in _comparison_lines(c):
+                    self.say(line)
+        verdict = lambda group: f"{OK} CORRECT" if all(c["ok"] for c in group) else f"{BAD} INCORRECT"  # noqa: E731
+        if forward:
+            self.say(f"{INDENT}Forward pass: {verdict(forward)}")
+        if grads:
+            self.say(f"{INDENT}Gradients:    {verdict(grads)}")
+        if event.get("mutated"):
+            self.say(f"{INDENT}{BAD} the kernel changed its inputs: {', '.join(event['mutated'])}")
+        self.say(f"{INDENT}Overall:      {OK + ' CORRECT' if event['status'] == 'pass' else BAD + ' INCORRECT'}")
+        self.say("Case matrix:")
+
+    def part_end(self, part: str) -> None:
+        tally = self.tally(part)
+        pairs = [(self.cases[r["case"]], r["status"] == "pass") for r in tally.results if r["case"] in self.cases]
+        for hint in summary_hints(self.puzzle, pairs):
+            self.say(f"{INDENT}hint: {hint}")
+
+    def finish(self, parts: list[str]) -> Report:
+        self.say()
+        everything_ok = True
+        for part in parts:
+            title = self.puzzle.part(part).title
+            self.say(f"{title} Test Summary:")
+            for (name, _), tally in self.tallies.items():
+                if name != part:
+                    continue
+                n_ok = sum(r["status"] == "pass" for r in tally.results)
+                total = len(tally.results)
+                if tally.problems and not tally.results:
+                    detail = tally.problems[0]
+                else:
+                    detail = f"{n_ok}/{total} cases correct" + (f"; {tally.problems[0]}" if tally.problems else "")
+                self.say(f"{INDENT}{tally.backend}: {OK if tally.passed else BAD} {detail}")
+                everything_ok &= tally.passed
+        if not self.tallies:
+            everything_ok = False
+        self.say(f"Overall Result: {OK + ' ALL CORRECT' if everything_ok else BAD + ' NOT ALL CORRECT'}")
+        results = [r for tally in self.tallies.values() for r in tally.results]
+        return Report(everything_ok, "\n".join(self.lines), results)

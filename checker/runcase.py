@@ -1,0 +1,79 @@
+"""One case of one part: make inputs, ask autograd, run the kernels safely, compare, diagnose."""
+from __future__ import annotations
+
+import torch
+
+from checker.compare import compare
+from checker.diagnose import output_hint
+from checker.errors import describe
+from checker.source import KernelSource
+from checker.spec import Case, Part, Puzzle
+
+MAX_MAP = 64  # error maps for plots are pooled down to at most MAX_MAP x MAX_MAP
+
+
+def _case_header(case: Case) -> dict:
+    return {"case": case.name, "dims": case.dims, "dtype": case.dtype, "documented": case.documented,
+            "tags": sorted(case.tags), "params": dict(case.params)}
+
+
+def _error_map(got: torch.Tensor, ref: torch.Tensor, allowed: float) -> list:
+    """|out - ref| / tolerance, pooled to a small grid, for the notebook's plot."""
+    diff = (got.detach().double().cpu().reshape(ref.shape) - ref).abs() / max(allowed, 1e-30)
+    diff = torch.nan_to_num(diff, nan=1e6, posinf=1e6)
+    grid = diff.reshape(1, 1, -1) if diff.dim() == 1 else diff.reshape(1, 1, diff.shape[0], -1)
+    if grid.dim() == 3:
+        pooled = torch.nn.functional.adaptive_max_pool1d(grid, min(MAX_MAP * MAX_MAP, grid.shape[-1]))
+        return pooled.reshape(1, -1).tolist()
+    pooled = torch.nn.functional.adaptive_max_pool2d(grid, (min(MAX_MAP, grid.shape[2]), min(MAX_MAP, grid.shape[3])))
+    return pooled[0, 0].tolist()
+
+
+def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
+    return [name for name, value in before.items()
+            if torch.is_tensor(value) and not torch.equal(value, inputs[name])]
+
+
+def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSource, device: str,
+             seed: int) -> dict:
+    result = _case_header(case)
+    inputs = puzzle.make_inputs(case, device, seed)
+    reference = puzzle.reference(inputs, case)
+    outputs = part.allocate(inputs, case)
+    poisoned = {}
+    for output in part.outputs:
+        if output.name in outputs and not output.accumulated:
+            outputs[output.name].fill_(float("nan"))  # an output never written stays NaN
+            poisoned[output.name] = True
+    before = {name: value.clone() for name, value in inputs.items() if torch.is_tensor(value)}
+    try:
+        produced = part.launch(kernels, inputs, outputs, case)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    except BaseException as exc:  # learner code: any exception is a verdict, not a crash
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        error = describe(exc, source)
+        fatal = device == "cuda" and error.kind == "gpu_fault"
+        return {**result, "status": "error", "error": error.to_json(), "fatal": fatal}
+
+    mutated = _mutated_inputs(before, inputs)
+    comparisons, maps = [], {}
+    for output in part.outputs:
+        got = produced.get(output.name)
+        ref = reference.outputs[output.name]
+        tol = puzzle.tolerance(case.dtype, output)
+        if got is None or tuple(got.shape) != tuple(ref.shape) and got.numel() != ref.numel():
+            shape = None if got is None else list(got.shape)
+            comparisons.append({"label": output.label, "ok": False, "forward": output.forward,
+                                "hint": f"wrong shape: expected {list(ref.shape)}, got {shape}"})
+            continue
+        comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
+                             poisoned.get(output.name, False), reference.condition)
+        if not comparison.ok:
+            comparison.hint = output_hint(puzzle, output, got, reference, tol, comparison)
+            maps[output.label] = _error_map(got, ref, comparison.allowed)
+        comparisons.append({**comparison.to_json(), "forward": output.forward})
+    ok = all(c["ok"] for c in comparisons) and not mutated
+    return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons,
+            "mutated": mutated, "error_maps": maps}

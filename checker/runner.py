@@ -1,0 +1,105 @@
+"""Start a worker process for one backend and turn what it says, or how it dies, into events.
+
+The parent never imports torch or triton: it stays quick and survives whatever the kernels do.
+A case that runs longer than the timeout is a hang: the worker's whole process group is killed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Iterator
+
+from checker.source import KernelSource
+from checker.spec import REPO_ROOT
+
+DEFAULT_TIMEOUT = 60.0  # seconds per case; the slowest correct case takes a few seconds here
+STARTUP_TIMEOUT = 120.0  # importing torch and triton on a cold machine
+
+
+@dataclass
+class Request:
+    puzzle: str
+    parts: list[str]
+    source: KernelSource
+    backend: str                 # "interpreter" or "gpu"
+    timeout: float = DEFAULT_TIMEOUT
+    seed: int = 0
+    sanitize: bool = True
+    only_documented: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
+                           "backend": self.backend, "seed": self.seed, "sanitize": self.sanitize,
+                           "only_documented": self.only_documented})
+
+
+def _child_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        return f"the checker's worker process was killed by {name}"
+    return f"the checker's worker process exited with status {code}"
+
+
+def run_backend(request: Request) -> Iterator[dict]:
+    """Yield the worker's messages; add 'hang' and 'crash' events when it stops answering or dies."""
+    read_fd, write_fd = os.pipe()
+    stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+    proc = subprocess.Popen([sys.executable, "-m", "checker.worker", "--fd", str(write_fd)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
+                            pass_fds=(write_fd,), env=_child_env(), start_new_session=True)
+    os.close(write_fd)
+    proc.stdin.write(request.to_json().encode())
+    proc.stdin.close()
+    reader = os.fdopen(read_fd, "r", encoding="utf-8")
+    current, deadline, done = None, time.monotonic() + STARTUP_TIMEOUT, False
+    try:
+        while True:
+            ready, _, _ = select.select([reader], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                _kill(proc)
+                yield {"type": "hang", "part": current and current["part"], "case": current and current["case"],
+                       "timeout": request.timeout}
+                return
+            line = reader.readline()
+            if not line:
+                break
+            message = json.loads(line)
+            if message["type"] == "case_start":
+                current, deadline = message, time.monotonic() + request.timeout
+            elif message["type"] == "case_result":
+                current, deadline = None, time.monotonic() + STARTUP_TIMEOUT
+            elif message["type"] == "done":
+                done = True
+            yield message
+        code = proc.wait()
+        if not done or code != 0:
+            stderr.seek(0)
+            yield {"type": "crash", "part": current and current["part"], "case": current and current["case"],
+                   "reason": _describe_exit(code), "stderr": stderr.read()[-4000:]}
+    finally:
+        if proc.poll() is None:
+            _kill(proc)
+        reader.close()
+        stderr.close()

@@ -1,0 +1,141 @@
+"""Where the kernels come from: a saved notebook, a solution file, or a live notebook namespace.
+
+All three become one `KernelSource`: Python text plus a map from its lines back to what the
+learner sees ("cell 5, line 3"). Static checks (syntax, missing kernels, untouched stubs) run here,
+without importing torch or triton, so they answer instantly.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KERNEL_TAG = "kernel"  # notebook cells holding the learner's @triton.jit code carry this tag
+PRELUDE = "import torch\nimport triton\nimport triton.language as tl\n"
+
+
+@dataclass
+class Chunk:
+    """A run of lines in the combined text that came from one place (a cell, a file, a function)."""
+    first_line: int      # 1-based line in the combined text
+    n_lines: int
+    place: str           # "cell 5", "solutions/p22_layernorm_linear.py"
+    line_offset: int = 0  # added to the line within the chunk (a function defined at line 40)
+
+
+@dataclass
+class KernelSource:
+    text: str
+    origin: str                      # what to call it in reports
+    filename: str                    # the code object's filename (registered in linecache)
+    chunks: list[Chunk] = field(default_factory=list)
+
+    def describe_line(self, lineno: int) -> str:
+        for chunk in self.chunks:
+            if chunk.first_line <= lineno < chunk.first_line + chunk.n_lines:
+                return f"{chunk.place}, line {lineno - chunk.first_line + 1 + chunk.line_offset}"
+        return f"line {lineno}"
+
+    def line_text(self, lineno: int) -> str:
+        lines = self.text.splitlines()
+        return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "origin": self.origin, "filename": self.filename,
+                "chunks": [vars(c) for c in self.chunks]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "KernelSource":
+        return cls(data["text"], data["origin"], data["filename"], [Chunk(**c) for c in data["chunks"]])
+
+
+def _combine(pieces: list[tuple[str, str, int]], origin: str, filename: str) -> KernelSource:
+    """pieces: (text, place, line_offset). The prelude imports come first and map to nowhere."""
+    text, chunks = PRELUDE, []
+    line = PRELUDE.count("\n") + 1
+    for piece, place, offset in pieces:
+        piece = piece.rstrip("\n") + "\n\n"
+        chunks.append(Chunk(line, piece.count("\n"), place, offset))
+        text += piece
+        line += piece.count("\n")
+    return KernelSource(text, origin, filename, chunks)
+
+
+def _cell_text(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def from_notebook(path: Path, display_name: str) -> KernelSource:
+    """The cells tagged `kernel` of a saved notebook (plain JSON: no Jupyter needed here)."""
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    pieces = []
+    for number, cell in enumerate(notebook.get("cells", []), start=1):
+        if cell.get("cell_type") == "code" and KERNEL_TAG in cell.get("metadata", {}).get("tags", []):
+            # IPython magics and shell escapes are not Python: blank them, keep line numbers
+            lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in _cell_text(cell).split("\n")]
+            pieces.append(("\n".join(lines), f"cell {number}", 0))
+    return _combine(pieces, display_name, f"<{display_name}>")
+
+
+def from_file(path: Path, display_name: str) -> KernelSource:
+    return _combine([(Path(path).read_text(encoding="utf-8"), display_name, 0)], display_name, f"<{display_name}>")
+
+
+def from_namespace(namespace: dict, origin: str = "this notebook") -> KernelSource:
+    """Every @triton.jit function defined in a live namespace (the notebook's globals), as now edited."""
+    pieces = []
+    for name, obj in namespace.items():
+        fn = getattr(obj, "fn", None)
+        if fn is None or not callable(fn) or type(obj).__module__.split(".")[0] != "triton":
+            continue
+        try:
+            lines, start = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            continue
+        pieces.append(("".join(lines), f"`{name}`", start - 1 if start else 0))
+    return _combine(pieces, origin, f"<{origin}>")
+
+
+@dataclass
+class StaticProblem:
+    kind: str          # "syntax", "missing", "not_implemented"
+    kernel: str        # kernel name, or "" for a syntax error
+    message: str
+    where: str = ""
+
+
+def _raises_not_implemented(fn: ast.FunctionDef) -> str | None:
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                if isinstance(node.exc, ast.Call) and node.exc.args and isinstance(node.exc.args[0], ast.Constant):
+                    return str(node.exc.args[0].value)
+                return "not implemented yet"
+    return None
+
+
+def static_problems(source: KernelSource, kernels: tuple[str, ...]) -> list[StaticProblem]:
+    """Problems visible without running anything, for the kernels one part needs."""
+    try:
+        tree = ast.parse(source.text, filename=source.filename)
+    except SyntaxError as err:
+        where = source.describe_line(err.lineno or 0)
+        code = (err.text or "").strip()
+        return [StaticProblem("syntax", "", f"SyntaxError: {err.msg}" + (f"\n   {code}" if code else ""), where)]
+    defined = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    problems = []
+    for name in kernels:
+        node = defined.get(name)
+        if node is None:
+            problems.append(StaticProblem("missing", name, f"`{name}` is not defined in {source.origin}: "
+                                          f"keep the kernel's name as the puzzle gives it."))
+            continue
+        reason = _raises_not_implemented(node)
+        if reason is not None:
+            problems.append(StaticProblem("not_implemented", name, f"`{name}`: {reason}",
+                                          source.describe_line(node.lineno)))
+    return problems

@@ -1,0 +1,127 @@
+"""What a puzzle declares so the one generic checker can run it.
+
+A puzzle module in checker/specs/ defines `PUZZLE = Puzzle(...)`. The runner knows nothing else
+about any puzzle: adding a puzzle adds a spec, a notebook, a solution and tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|out - ref| <= (atol + per_condition * condition) * scale + rtol * |ref|, element-wise.
+
+    `scale` is the typical magnitude of the output (Reference.scales), so atol is relative to the
+    size of the numbers involved. `condition` (Reference.condition, >= 1) says how many digits the
+    inputs themselves cost: LayerNorm of x with mean 1000 and spread 1 loses 3 digits in fp32
+    before any kernel does anything wrong.
+    """
+    atol: float
+    rtol: float
+    per_condition: float = 0.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input configuration. `tags` let summary patterns say which kind of case fails."""
+    name: str
+    dims_in: tuple[int, ...]        # e.g. (4, 4, 8): batch dims + hidden
+    dims_out: tuple[int, ...]       # e.g. (4, 4, 16)
+    dtype: str = "float32"          # "float32" or "bfloat16"
+    gpu_only: bool = False
+    documented: bool = False        # the configuration the puzzle text uses: reported in full
+    tags: frozenset[str] = frozenset()
+    params: Mapping[str, Any] = field(default_factory=dict)  # puzzle-specific: blocks, input recipe
+
+    @property
+    def dims(self) -> str:
+        return f"{list(self.dims_in)} -> {list(self.dims_out)}"
+
+
+@dataclass(frozen=True)
+class Output:
+    """A tensor the learner's kernels produce and the checker compares."""
+    name: str                       # key in the outputs dict
+    label: str                      # printed name, e.g. "grad_ln_weight"
+    forward: bool                   # forward output (else a gradient)
+    accumulated: bool = False       # summed over rows by several programs (parameter gradients)
+
+
+@dataclass
+class Reference:
+    """Autograd's answer for one case, in float64, plus what hints need."""
+    outputs: dict[str, Any]                   # name -> tensor
+    scales: dict[str, float]                  # name -> typical magnitude (tolerance scale)
+    condition: float = 1.0                    # digits the input costs (see Tolerance)
+    contributions: dict[str, Any] = field(default_factory=dict)  # accumulated name -> [M, ...] per-row shares
+    alternatives: dict[str, dict[str, Any]] = field(default_factory=dict)  # pattern -> outputs of a known bug
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A known bug: if a wrong output matches `Reference.alternatives[name]`, show `hint`."""
+    name: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class SummaryPattern:
+    """If exactly the cases selected by `selects` fail (and some pass), show `hint`."""
+    hint: str
+    selects: Callable[[Case], bool]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One checkable piece of a puzzle (a command-line flag: --unfused, --fused, --backward)."""
+    name: str
+    title: str                      # e.g. "Backward Pass"
+    kernels: tuple[str, ...]        # kernel names this part launches
+    outputs: tuple[Output, ...]
+    allocate: Callable[[dict, Case], dict]            # inputs -> empty outputs (the runner fills NaN)
+    launch: Callable[[Any, dict, dict, Case], dict]   # kernels, inputs, outputs -> outputs (+ derived)
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    number: int
+    slug: str                       # "p22_layernorm_linear": names the notebook and the solution
+    title: str
+    parts: tuple[Part, ...]
+    cases: Callable[[], list[Case]]
+    make_inputs: Callable[[Case, Any], dict]          # case, device -> input tensors
+    reference: Callable[[dict, Case], Reference]
+    tolerance: Callable[[str, Output], Tolerance]     # dtype, output -> tolerance
+    patterns: tuple[Pattern, ...] = ()
+    summary_patterns: tuple[SummaryPattern, ...] = ()
+    kernel_sample: Callable[[Case], dict] | None = None  # optional: describe launch (blocks) in reports
+
+    @property
+    def key(self) -> str:
+        return f"p{self.number:02d}"
+
+    @property
+    def notebook(self) -> Path:
+        return REPO_ROOT / "puzzles" / f"{self.slug}.ipynb"
+
+    @property
+    def solution(self) -> Path:
+        return REPO_ROOT / "solutions" / f"{self.slug}.py"
+
+    def part(self, name: str) -> Part:
+        for part in self.parts:
+            if part.name == name:
+                return part
+        raise KeyError(name)
+
+    @property
+    def kernel_names(self) -> tuple[str, ...]:
+        names: list[str] = []
+        for part in self.parts:
+            names += [k for k in part.kernels if k not in names]
+        return tuple(names)

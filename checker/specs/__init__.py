@@ -1,0 +1,1 @@
+"""One module per puzzle, each defining PUZZLE (see checker/spec.py)."""

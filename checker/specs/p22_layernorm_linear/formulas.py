@@ -1,0 +1,107 @@
+"""Puzzle 22's mathematics in float64: autograd's answer, the closed-form formulas, known-bug variants.
+
+The checker's verdict uses `autograd_reference` (the truth). `formulas` evaluates the backward
+equations the book derives; tests assert the two agree, and the variants below evaluate the same
+formulas with one thing wrong, which is what a buggy kernel computes. A wrong output that matches a
+variant earns that variant's hint.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+Tensors = dict[str, torch.Tensor]
+
+
+def autograd_reference(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: torch.Tensor,
+                       bias: torch.Tensor, dy: torch.Tensor, eps: float) -> Tensors:
+    """y = LayerNorm(x) @ W.T + bias and its gradients, by torch autograd in float64. x: [M, H]."""
+    leaves = [t.detach().double().requires_grad_() for t in (x, gamma, beta, w, bias)]
+    x64, g64, b64, w64, bias64 = leaves
+    z = F.layer_norm(x64, (x64.shape[-1],), g64, b64, eps)
+    y = F.linear(z, w64, bias64)
+    y.backward(dy.double())
+    return {"ln_output": z.detach(), "output": y.detach(), "grad_input": x64.grad,
+            "grad_ln_weight": g64.grad, "grad_ln_bias": b64.grad,
+            "grad_linear_weight": w64.grad, "grad_linear_bias": bias64.grad}
+
+
+def statistics(x: torch.Tensor, eps: float, *, unbiased: bool = False, eps_outside_sqrt: bool = False,
+               padded_lanes: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row mean and rstd, right by default; the flags reproduce three known bugs.
+
+    padded_lanes: lanes past H whose 0 leaked into the variance as (0 - mean)^2.
+    """
+    h = x.shape[-1]
+    mean = x.mean(dim=-1, keepdim=True)
+    sq = ((x - mean) ** 2).sum(dim=-1, keepdim=True) + padded_lanes * mean ** 2
+    var = sq / (h - 1 if unbiased else h)
+    rstd = 1.0 / (var.sqrt() + eps) if eps_outside_sqrt else 1.0 / (var + eps).sqrt()
+    return mean, rstd
+
+
+def formulas(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: torch.Tensor, bias: torch.Tensor,
+             dy: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor, *, jacobian_diagonal: bool = False
+             ) -> Tensors:
+    """The book's equations, chapter 3 to 6, with the statistics given.
+
+    x_hat = (x - mean) rstd        z = gamma x_hat + beta        y = z W^T + bias
+    dz = dy W        g = dz gamma
+    dx = rstd (g - mean(g) - x_hat mean(g x_hat))          (the full vector-Jacobian product)
+    dgamma = sum_rows dz x_hat   dbeta = sum_rows dz   dW = dy^T z   dbias = sum_rows dy
+    jacobian_diagonal=True uses the element-wise trap dx = g rstd (1 - 1/H - x_hat^2 / H).
+    """
+    h = x.shape[-1]
+    x_hat = (x - mean) * rstd
+    z = gamma * x_hat + beta
+    dz = dy @ w
+    g = dz * gamma
+    if jacobian_diagonal:
+        dx = g * rstd * (1 - 1 / h - x_hat ** 2 / h)
+    else:
+        dx = rstd * (g - g.mean(dim=-1, keepdim=True) - x_hat * (g * x_hat).mean(dim=-1, keepdim=True))
+    return {"ln_output": z, "output": z @ w.T + bias, "grad_input": dx,
+            "grad_ln_weight": (dz * x_hat).sum(0), "grad_ln_bias": dz.sum(0),
+            "grad_linear_weight": dy.T @ z, "grad_linear_bias": dy.sum(0)}
+
+
+def contributions(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: torch.Tensor,
+                  dy: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor) -> Tensors:
+    """Each row's share of the accumulated gradients: [M, ...]; the gradients are their sums."""
+    x_hat = (x - mean) * rstd
+    z = gamma * x_hat + beta
+    dz = dy @ w
+    return {"grad_ln_weight": dz * x_hat, "grad_ln_bias": dz,
+            "grad_linear_weight": dy[:, :, None] * z[:, None, :], "grad_linear_bias": dy}
+
+
+def padded_lane_count(h: int, block: int) -> int:
+    return math.ceil(h / block) * block - h
+
+
+def bug_variants(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: torch.Tensor,
+                 bias: torch.Tensor, dy: torch.Tensor, eps: float, blocks: tuple[int, ...]) -> dict[str, Tensors]:
+    """What kernels with well-known bugs compute, by pattern name (see PATTERNS in the spec)."""
+    def with_stats(**bug) -> Tensors:
+        mean, rstd = statistics(x, eps, **bug)
+        return formulas(x, gamma, beta, w, bias, dy, mean, rstd)
+
+    mean, rstd = statistics(x, eps)
+    h, n = x.shape[-1], w.shape[0]
+    # W read as if it were [H, N] row-major: element (n, h) comes from flat index h * N + n
+    w_t = w.reshape(-1).reshape(h, n).T
+    transposed = formulas(x, gamma, beta, w_t, bias, dy, mean, rstd)
+    transposed["grad_linear_weight"] = transposed["grad_linear_weight"].T.reshape(n, h)
+    variants = {
+        "jacobian_diagonal": formulas(x, gamma, beta, w, bias, dy, mean, rstd, jacobian_diagonal=True),
+        "unbiased_variance": with_stats(unbiased=True),
+        "eps_outside_sqrt": with_stats(eps_outside_sqrt=True),
+        "w_transposed": transposed,
+    }
+    for block in sorted(set(blocks)):
+        lanes = padded_lane_count(h, block)
+        if lanes:
+            variants[f"padded_lanes_{block}"] = with_stats(padded_lanes=lanes)
+    return variants

@@ -1,0 +1,116 @@
+"""The child process that runs a learner's kernels on one backend and streams results as JSON lines.
+
+It runs apart from the learner's shell or notebook so that a hang can be killed, a GPU fault cannot
+take the notebook down, and TRITON_INTERPRET can be chosen before triton is imported.
+Protocol: one JSON request on stdin; JSON lines on the file descriptor named by --fd.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import linecache
+import os
+import sys
+import time
+import types
+
+
+def _set_backend_env(backend: str) -> None:
+    # must happen before triton is imported: @triton.jit picks interpreter or compiler at decoration
+    if backend == "interpreter":
+        os.environ["TRITON_INTERPRET"] = "1"
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
+        # fp32 tl.dot would otherwise use TF32 (10-bit mantissa) on tensor cores
+        os.environ.setdefault("TRITON_F32_DEFAULT", "ieee")
+
+
+class Channel:
+    def __init__(self, fd: int):
+        self.stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+    def send(self, kind: str, **fields) -> None:
+        self.stream.write(json.dumps({"type": kind, **fields}) + "\n")
+        self.stream.flush()
+
+
+def _load_kernels(source, module_name: str):
+    """Execute the learner's text as a module whose functions inspect.getsource can read."""
+    linecache.cache[source.filename] = (len(source.text), None, source.text.splitlines(True), source.filename)
+    module = types.ModuleType(module_name)
+    module.__file__ = source.filename
+    sys.modules[module_name] = module
+    exec(compile(source.text, source.filename, "exec"), module.__dict__)
+    return module
+
+
+def _device_name(backend: str) -> str:
+    import torch
+    if backend == "gpu":
+        return torch.cuda.get_device_name(0)
+    return "CPU"
+
+
+def run(request: dict, channel: Channel) -> None:
+    backend = request["backend"]
+    _set_backend_env(backend)
+    import torch
+    import triton
+
+    from checker import registry
+    from checker.errors import describe
+    from checker.runcase import run_case
+    from checker.source import KernelSource
+
+    puzzle = registry.get(request["puzzle"])
+    source = KernelSource.from_json(request["source"])
+    channel.send("hello", backend=backend, device=_device_name(backend), triton=triton.__version__,
+                 torch=torch.__version__, cuda=torch.cuda.is_available())
+    try:
+        kernels = _load_kernels(source, f"learner_{puzzle.key}")
+    except BaseException as exc:  # the learner's top-level code: anything can happen
+        channel.send("load_error", error=describe(exc, source).to_json())
+        return
+
+    sanitizer = None
+    if backend == "interpreter" and request.get("sanitize", True):
+        from checker import sanitizer
+        sanitizer.enable(learner_files=lambda f: f == source.filename,
+                         describe_line=lambda f, n: source.describe_line(n))
+
+    device = "cuda" if backend == "gpu" else "cpu"
+    selected = [c for c in puzzle.cases() if backend == "gpu" or not c.gpu_only]
+    if request.get("only_documented"):
+        selected = [c for c in selected if c.documented]
+    for part_name in request["parts"]:
+        part = puzzle.part(part_name)
+        channel.send("part_start", part=part.name)
+        for case in selected:
+            channel.send("case_start", part=part.name, case=case.name, time=time.time())
+            result = run_case(puzzle, part, case, kernels, source, device, request.get("seed", 0))
+            channel.send("case_result", part=part.name, **result)
+            if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
+                channel.send("stopped", reason=result["error"]["message"])
+                return
+        channel.send("part_end", part=part.name)
+    if sanitizer is not None:
+        sanitizer.disable()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fd", type=int, required=True)
+    args = parser.parse_args()
+    channel = Channel(args.fd)
+    # anything the kernels print goes to stderr, never into the protocol
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    request = json.loads(sys.stdin.read())
+    try:
+        run(request, channel)
+    finally:
+        channel.send("done")
+
+
+if __name__ == "__main__":
+    main()
