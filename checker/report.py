@@ -36,6 +36,10 @@ class Report:
     def __bool__(self) -> bool:
         return self.passed
 
+    def _ipython_display_(self) -> None:
+        # the report was already printed line by line while the check ran
+        print(f"Report: {OK + ' ALL CORRECT' if self.passed else BAD + ' NOT ALL CORRECT'} (details above)")
+
 
 def _fmt(value: float) -> str:
     return f"{value:.2e}"
@@ -101,10 +105,11 @@ class ReportWriter:
 
     def part_problem(self, part: str, message: str, where: str = "") -> None:
         """The part could not run (a stub, a syntax error): one line, no traceback."""
-        title = self.puzzle.part(part).title
-        self.say(f"── {title} ──")
+        tally = self.tally(part)
+        if not tally.problems:
+            self.say(f"── {self.puzzle.part(part).title} ──")
         self.say(f"{INDENT}{BAD} {message}" + (f" ({where})" if where else ""))
-        self.tally(part).problems.append(message)
+        tally.problems.append(message)
 
     def handle(self, event: dict) -> None:
         kind = event["type"]

@@ -136,6 +136,7 @@ def static_problems(source: KernelSource, kernels: tuple[str, ...]) -> list[Stat
             continue
         reason = _raises_not_implemented(node)
         if reason is not None:
-            problems.append(StaticProblem("not_implemented", name, f"`{name}`: {reason}",
+            message = reason if name in reason else f"{name}: {reason}"
+            problems.append(StaticProblem("not_implemented", name, message,
                                           source.describe_line(node.lineno)))
     return problems

@@ -1,0 +1,112 @@
+"""Known-buggy puzzle-22 kernels: each is the reference solution with one bug patched in.
+
+Every entry says which part shows the bug and what the report must say about it (the "right
+reason"). Patches are exact text replacements that must each apply exactly `count` times, so a
+change to the solution that makes a patch stale fails loudly instead of testing nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from checker import registry
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str
+    part: str                              # the part whose check must fail
+    patches: tuple                         # ((old, new, count), ...)
+    reasons: tuple                         # substrings the report must contain (any one of each tuple)
+    reasons_unsanitized: tuple = ()        # with --no-sanitize, what the hints must say
+    cpu_blind_without_sanitizer: bool = False  # the interpreter alone cannot see it (races)
+    notes: str = ""
+
+
+BUGS = [
+    Bug("overwrite_instead_of_accumulate", "backward",
+        (("tl.atomic_add(dgamma_ptr + cols, dz * x_hat, mask=col_ok)",
+          "tl.store(dgamma_ptr + cols, dz * x_hat, mask=col_ok)", 1),),
+        reasons=(("race",), ("atomic",)),
+        reasons_unsanitized=(("share of row",),)),
+    Bug("non_atomic_read_modify_write", "backward",
+        (("tl.atomic_add(dbias_ptr + outs, dy, mask=outs < N)",
+          "tl.store(dbias_ptr + outs, tl.load(dbias_ptr + outs, mask=outs < N) + dy, mask=outs < N)", 1),),
+        reasons=(("race",), ("atomic",)),
+        cpu_blind_without_sanitizer=True,
+        notes="right in the interpreter, which runs programs one at a time; lost updates on a GPU"),
+    Bug("variance_without_mask", "unfused",
+        (("diff = tl.where(cols < H, x - mean, 0.0)", "diff = x - mean", 1),),
+        reasons=(("padded lanes",),),
+        reasons_unsanitized=(("padded lanes",),)),
+    Bug("mask_only_for_power_of_two_widths", "unfused",
+        # no masks at all: right only when H is a multiple of BLOCK_H (BLOCK_H = next power of 2)
+        (("acc += tl.load(x_row + cols, mask=cols < H, other=0.0).to(tl.float32)",
+          "acc += tl.load(x_row + cols).to(tl.float32)", 1),
+         ("x = tl.load(x_row + cols, mask=cols < H, other=0.0).to(tl.float32)\n        # padded",
+          "x = tl.load(x_row + cols).to(tl.float32)\n        # padded", 1),
+         ("diff = tl.where(cols < H, x - mean, 0.0)", "diff = x - mean", 1),
+         ("        mask = cols < H\n        x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)\n"
+          "        gamma = tl.load(gamma_ptr + cols, mask=mask, other=0.0).to(tl.float32)\n"
+          "        beta = tl.load(beta_ptr + cols, mask=mask, other=0.0).to(tl.float32)\n",
+          "        mask = None\n        x = tl.load(x_row + cols).to(tl.float32)\n"
+          "        gamma = tl.load(gamma_ptr + cols).to(tl.float32)\n"
+          "        beta = tl.load(beta_ptr + cols).to(tl.float32)\n", 1)),
+        reasons=(("out of bounds", "out-of-bounds"), ("mask",)),
+        reasons_unsanitized=(("not a power of two",),)),
+    Bug("first_block_only", "unfused",
+        (("for start in range(0, H, BLOCK_H):  # rows wider than one block",
+          "for start in range(0, BLOCK_H, BLOCK_H):  # rows wider than one block", 1),),
+        reasons=(("never written",), ("loop over the row",)),
+        reasons_unsanitized=(("loop over the row",),)),
+    Bug("jacobian_diagonal_dx", "backward",
+        (("dx = rstd * (dz * gamma - mean_g - x_hat * mean_g_xhat)",
+          "dx = dz * gamma * rstd * (1 - 1 / H - x_hat * x_hat / H)", 1),),
+        reasons=(("Jacobian diagonal",), ("cross terms",)),
+        reasons_unsanitized=(("Jacobian diagonal",),)),
+    Bug("unbiased_variance", "unfused",
+        (("var = tl.sum(acc, axis=0) / H  #", "var = tl.sum(acc, axis=0) / (H - 1)  #", 1),),
+        reasons=(("unbiased variance",),),
+        reasons_unsanitized=(("unbiased variance",),)),
+    Bug("eps_outside_sqrt", "unfused",
+        (("rstd = 1.0 / tl.sqrt(var + eps)", "rstd = 1.0 / (tl.sqrt(var) + eps)", 1),),
+        reasons=(("eps belongs inside",),),
+        reasons_unsanitized=(("eps belongs inside",),)),
+    Bug("w_transposed", "fused",
+        (("w = tl.load(w_ptr + outs[None, :] * H + cols[:, None], mask=col_ok[:, None] & out_ok[None, :], other=0.0)",
+          "w = tl.load(w_ptr + cols[:, None] * N + outs[None, :], mask=col_ok[:, None] & out_ok[None, :], other=0.0)",
+          1),),
+        reasons=(("W read transposed",),),
+        reasons_unsanitized=(("W read transposed",),)),
+    Bug("bias_gradient_from_one_row", "backward",
+        (("        tl.atomic_add(dbias_ptr + outs, dy, mask=outs < N)",
+          "        if row == 0:\n            tl.atomic_add(dbias_ptr + outs, dy, mask=outs < N)", 1),),
+        reasons=(("share of row 0 alone",),),
+        reasons_unsanitized=(("share of row 0 alone",),)),
+    Bug("hidden_size_hard_coded_8", "unfused",
+        (('    row = tl.program_id(0)\n    x_row = x_ptr + row * H\n    mean, rstd = row_statistics',
+          '    H = 8  # "the example has 8 features"\n    row = tl.program_id(0)\n    x_row = x_ptr + row * H\n'
+          '    mean, rstd = row_statistics', 1),),
+        reasons=(("hard-coded",),),
+        notes="unsanitized it reads and writes past the tensors: the worker may die of heap corruption"),
+    Bug("one_pass_variance", "unfused",
+        (("        diff = tl.where(cols < H, x - mean, 0.0)\n        acc += diff * diff\n"
+          "    var = tl.sum(acc, axis=0) / H",
+          "        acc += x * x\n    var = tl.sum(acc, axis=0) / H - mean * mean", 1),),
+        reasons=(("cancels catastrophically",),),
+        reasons_unsanitized=(("cancels catastrophically",),)),
+    Bug("row_block_not_masked_on_store", "fused",
+        (("tl.store(y_ptr + rows[:, None] * N + outs[None, :], y, mask=row_ok[:, None] & out_ok[None, :])",
+          "tl.store(y_ptr + rows[:, None] * N + outs[None, :], y, mask=out_ok[None, :])", 1),),
+        reasons=(("out of bounds", "out-of-bounds"), ("y_ptr",)),
+        notes="writes past the end of y when BLOCK_M does not divide M: memory corruption unsanitized"),
+]
+
+
+def patched_solution(bug: Bug) -> str:
+    text = registry.get("p22").solution.read_text(encoding="utf-8")
+    for old, new, count in bug.patches:
+        found = text.count(old)
+        if found != count:
+            raise AssertionError(f"{bug.name}: patch applies {found} times, expected {count}: {old[:60]!r}")
+        text = text.replace(old, new)
+    return text
