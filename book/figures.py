@@ -1,0 +1,187 @@
+"""Pictures for the book: which program handles what, masked lanes, where a result is wrong.
+
+Every function returns a matplotlib Figure; the chapters display it.  Kept here so the pages
+show one line (`figures.lanes(40, 16)`) and a reader can open the code when curious.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+# one colour per program (colour-blind friendly, from matplotlib's "tab10" minus red/green pairs)
+PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974",
+           "#64B5CD", "#C44E52"]
+MASKED = "#E6E6E6"
+plt.rcParams.update({"font.size": 10, "figure.dpi": 100, "svg.fonttype": "none"})
+
+
+def _cell(ax, x, y, color, text=None, hatch=None, w=1.0, h=1.0, fontsize=8, textcolor="white"):
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="white", lw=1.2, hatch=hatch))
+    if text is not None:
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize, color=textcolor)
+
+
+def _finish(ax, width, height, title=None):
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, loc="left", fontsize=11)
+
+
+def lanes(n: int, block: int, title: str | None = None, per_program: bool = True):
+    """A 1-D launch over n elements with blocks of `block` lanes: one row of lanes per program;
+    lanes at or past n are masked (grey, crossed)."""
+    programs = -(-n // block)
+    fig, ax = plt.subplots(figsize=(min(0.42 * block + 1.6, 13), 0.42 * programs + 0.7))
+    for p in range(programs):
+        ax.text(-0.3, p + 0.5, f"pid {p}" if per_program else f"iter {p}", ha="right", va="center",
+                fontsize=9, color=PALETTE[p % len(PALETTE)])
+        for lane in range(block):
+            off = p * block + lane
+            if off < n:
+                _cell(ax, lane, p, PALETTE[p % len(PALETTE)], str(off), fontsize=7)
+            else:
+                _cell(ax, lane, p, MASKED, "×", fontsize=9, textcolor="#888888")
+    masked = programs * block - n
+    _finish(ax, block, programs,
+            title or f"n = {n}, BLOCK = {block}: {programs} programs, {masked} masked lane"
+            f"{'s' if masked != 1 else ''}")
+    ax.set_xlim(-2.2, block)
+    fig.tight_layout()
+    return fig
+
+
+def tiles_2d(M: int, N: int, BM: int, BN: int, title: str | None = None):
+    """A 2-D grid: each program (pid_m, pid_n) owns a BM x BN tile of an M x N output."""
+    gm, gn = -(-M // BM), -(-N // BN)
+    fig, ax = plt.subplots(figsize=(0.36 * gn * BN + 1.2, 0.36 * gm * BM + 0.8))
+    for i in range(gm * BM):
+        for j in range(gn * BN):
+            pm, pn = i // BM, j // BN
+            color = PALETTE[(pm * gn + pn) % len(PALETTE)]
+            if i < M and j < N:
+                _cell(ax, j, i, color)
+            else:
+                _cell(ax, j, i, MASKED, "×", fontsize=7, textcolor="#999999")
+    for pm in range(gm):
+        for pn in range(gn):
+            ax.text(pn * BN + BN / 2, pm * BM + BM / 2, f"({pm},{pn})", ha="center", va="center",
+                    fontsize=9, color="white", weight="bold")
+    _finish(ax, gn * BN, gm * BM,
+            title or f"{M}×{N} output, {BM}×{BN} tiles: grid = ({gm}, {gn})")
+    fig.tight_layout()
+    return fig
+
+
+def row_programs(M: int, H: int, block: int, title: str | None = None):
+    """LayerNorm's launch: one program per row; each program walks its row in chunks of `block`
+    lanes (darker = later chunk); lanes past H in the last chunk are masked."""
+    chunks = -(-H // block)
+    width = chunks * block
+    fig, ax = plt.subplots(figsize=(min(0.3 * width + 1.5, 13), 0.34 * M + 0.9))
+    for r in range(M):
+        base = np.array(matplotlib.colors.to_rgb(PALETTE[r % len(PALETTE)]))
+        ax.text(-0.4, r + 0.5, f"pid {r}", ha="right", va="center", fontsize=9)
+        for c in range(width):
+            shade = 1.0 - 0.18 * (c // block)
+            if c < H:
+                _cell(ax, c, r, tuple(base * shade))
+            else:
+                _cell(ax, c, r, MASKED, "×", fontsize=7, textcolor="#999999")
+    for k in range(1, chunks):
+        ax.axvline(k * block, color="black", lw=1.0, ls=(0, (2, 2)))
+    _finish(ax, width, M, title or f"M = {M} rows, H = {H}, BLOCK_H = {block}: grid = ({M},), "
+                                   f"{chunks} chunk{'s' if chunks > 1 else ''} per row")
+    ax.set_xlim(-2.5, width)
+    fig.tight_layout()
+    return fig
+
+
+def dot_tiles(M=4, N=4, K=6, BM=2, BN=2, BK=3, pm=1, pn=0, k=1):
+    """tl.dot in a loop: program (pm, pn) multiplies a BM x BK tile of A by a BK x BN tile of B
+    for each k step, accumulating into its BM x BN tile of C."""
+    fig, axes = plt.subplots(1, 3, figsize=(9.5, 2.8), gridspec_kw={"width_ratios": [K, N, N]})
+    hl, done, cur = "#DD8452", "#F4C7A1", "#4C72B0"
+    A, B, C = axes
+    for i in range(M):
+        for j in range(K):
+            in_rows = pm * BM <= i < (pm + 1) * BM
+            color = hl if in_rows and k * BK <= j < (k + 1) * BK else (done if in_rows and j < k * BK else MASKED)
+            _cell(A, j, i, color)
+    for i in range(K):
+        for j in range(N):
+            in_cols = pn * BN <= j < (pn + 1) * BN
+            color = hl if in_cols and k * BK <= i < (k + 1) * BK else (done if in_cols and i < k * BK else MASKED)
+            _cell(B, j, i, color)
+    for i in range(M):
+        for j in range(N):
+            mine = pm * BM <= i < (pm + 1) * BM and pn * BN <= j < (pn + 1) * BN
+            _cell(C, j, i, cur if mine else MASKED)
+    _finish(A, K, M, f"A [{M}×{K}]: rows of program ({pm},{pn})")
+    _finish(B, N, K, f"B [{K}×{N}]")
+    _finish(C, N, M, "C tile += dot(a, b)")
+    fig.suptitle(f"k step {k}: orange = the tiles loaded now, light = steps already added", fontsize=9,
+                 y=0.05)
+    fig.tight_layout()
+    return fig
+
+
+def diff_map(wrong, right, title: str, xlabel="column (hidden index)", ylabel="row", atol=None):
+    """Where a result differs from the reference: |wrong - right| per element."""
+    d = np.abs(np.asarray(wrong, dtype=float) - np.asarray(right, dtype=float))
+    fig, ax = plt.subplots(figsize=(min(0.5 * d.shape[1] + 2.2, 12), 0.45 * d.shape[0] + 1.3))
+    im = ax.imshow(d, cmap="magma_r", aspect="auto", vmin=0)
+    cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    cb.set_label("|wrong − right|")
+    if atol is not None:
+        ys, xs = np.nonzero(d > atol)
+        ax.scatter(xs, ys, marker="s", facecolors="none", edgecolors="#1f77b4", s=60, lw=1,
+                   label=f"> atol {atol:g}")
+        ax.legend(loc="upper right", bbox_to_anchor=(1.0, 1.35), fontsize=8, frameon=False)
+    ax.set_title(title, loc="left", fontsize=10)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def bars(values: dict, title: str, unit: str = "MiB", scale: float = 2**20, colors=None):
+    """Horizontal bars, e.g. bytes moved per step."""
+    names = list(values)
+    v = np.array([values[k] / scale for k in names])
+    fig, ax = plt.subplots(figsize=(8, 0.38 * len(names) + 1.0))
+    ax.barh(range(len(names)), v, color=colors or [PALETTE[i % len(PALETTE)] for i in range(len(names))])
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    for i, x in enumerate(v):
+        ax.text(x, i, f" {x:,.1f} {unit}", va="center", fontsize=9)
+    ax.set_xlim(0, v.max() * 1.25)
+    ax.set_title(title, loc="left", fontsize=11)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def race_timeline(schedule, title="Two programs, one shared accumulator"):
+    """Draw an interleaving of load/add/store steps.  `schedule` is a list of
+    (program, action, value_text) in time order; the shared value is drawn in the middle."""
+    fig, ax = plt.subplots(figsize=(9.5, 2.6))
+    progs = sorted({p for p, _, _ in schedule})
+    for t, (p, action, text) in enumerate(schedule):
+        y = progs.index(p) * 2
+        color = PALETTE[progs.index(p)]
+        _cell(ax, t * 1.6, y, color, f"{action}\n{text}", w=1.5, h=0.9, fontsize=8)
+    for i, p in enumerate(progs):
+        ax.text(-0.2, i * 2 + 0.45, f"pid {p}", ha="right", va="center", fontsize=9)
+    ax.annotate("time →", (len(schedule) * 1.6, 1.45), ha="right", fontsize=9, color="#555555")
+    _finish(ax, len(schedule) * 1.6, len(progs) * 2 - 1, title)
+    ax.set_xlim(-1.5, len(schedule) * 1.6)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,435 @@
+"""Build the book and check the built pages in a real (headless) Chromium.
+
+    pytest -m book tests/test_book.py -s          # builds, then browses every page
+    BOOK_SKIP_BUILD=1 pytest -m book ...          # reuse an existing _build/html
+
+What is checked, page by page, with the Chrome DevTools protocol:
+  * no request leaves the machine (every URL the page asks for is on 127.0.0.1);
+  * no JavaScript error and no console error;
+  * math is rendered: on the derivation pages every Sphinx math element holds MathJax output;
+  * widgets render from their saved state, and switching a choice works without a kernel;
+  * figures are present and load;
+  * every internal link points at a file that exists, and at an id that exists in it.
+A full-page screenshot of each page is kept under _build/artifacts/ (p22.png is the one CI keeps).
+
+Needs the Debian package `chromium` and the PyPI package `websocket-client`.  Without
+chromium the module is skipped, except in CI (env CI set), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.book
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "_build"
+HTML = BUILD / "html"
+ARTIFACTS = BUILD / "artifacts"
+BUILD_BUDGET_S = float(os.environ.get("BOOK_BUILD_BUDGET_S", "180"))
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+
+if CHROMIUM is None and not os.environ.get("CI"):
+    pytest.skip("chromium is not installed (apt-get install chromium); in CI this is an error",
+                allow_module_level=True)
+
+# Pages whose derivations must show rendered math, figures, widgets (file stem under book/).
+MATH_PAGES = ["03_layernorm_forward", "04_linear_forward", "05_layernorm_backward",
+              "06_linear_backward", "07_accumulating_gradients"]
+FIGURE_PAGES = ["02_triton_model", "03_layernorm_forward", "04_linear_forward",
+                "05_layernorm_backward", "07_accumulating_gradients", "08_case_studies"]
+WIDGET_PAGES = ["02_triton_model", "05_layernorm_backward"]
+
+
+# ------------------------------------------------------------------------------------------
+# Build
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def built_book():
+    if os.environ.get("BOOK_SKIP_BUILD"):
+        assert (HTML / "index.html").is_file(), "BOOK_SKIP_BUILD set but _build/html is missing"
+        return {"rc": 0, "seconds": None, "log": "(build skipped)"}
+    # a clean build: no stale pages from an earlier table of contents
+    for stale in (HTML, BUILD / ".doctrees", BUILD / "jupyter_execute"):
+        shutil.rmtree(stale, ignore_errors=True)
+    cmd = ["jupyter-book", "build", "-W", "-n", "--keep-going", "."]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    log = proc.stdout + proc.stderr
+    print(f"\n`{' '.join(cmd)}` finished in {seconds:.1f} s (rc={proc.returncode})")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "build.log").write_text(log)
+    return {"rc": proc.returncode, "seconds": seconds, "log": log}
+
+
+def test_build_is_clean(built_book):
+    if built_book["rc"] != 0:
+        lines = [ln for ln in built_book["log"].splitlines() if "WARNING" in ln or "ERROR" in ln]
+        pytest.fail("jupyter-book build -W failed:\n" + "\n".join(lines[-40:] or
+                                                                   built_book["log"].splitlines()[-40:]))
+
+
+def test_build_time(built_book):
+    if built_book["seconds"] is None:
+        pytest.skip("build skipped (BOOK_SKIP_BUILD)")
+    assert built_book["seconds"] <= BUILD_BUDGET_S, (
+        f"the build took {built_book['seconds']:.0f} s; the budget is {BUILD_BUDGET_S:.0f} s")
+
+
+def test_built_html_names_no_outside_host(built_book):
+    """No page may load a script, style, image or font from another host."""
+    pattern = re.compile(r"""<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""",
+                         re.I)
+    offenders = []
+    for page in HTML.rglob("*.html"):
+        for m in pattern.finditer(page.read_text(errors="replace")):
+            offenders.append(f"{page.relative_to(HTML)}: {m.group(0)[:120]}")
+    assert not offenders, "\n".join(offenders)
+
+
+# ------------------------------------------------------------------------------------------
+# A tiny Chrome DevTools protocol client
+# ------------------------------------------------------------------------------------------
+class CDP:
+    def __init__(self, ws_url: str):
+        import websocket  # PyPI: websocket-client
+
+        self.ws = websocket.create_connection(ws_url, timeout=90, suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict] = []
+
+    def send(self, method: str, params: dict | None = None, timeout: float = 60.0) -> dict:
+        self.next_id += 1
+        my_id = self.next_id
+        self.ws.send(json.dumps({"id": my_id, "method": method, "params": params or {}}))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == my_id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            if "method" in msg:
+                self.events.append(msg)
+        raise TimeoutError(method)
+
+    def wait_event(self, name: str, timeout: float = 60.0) -> dict:
+        deadline = time.monotonic() + timeout
+        for ev in self.events:
+            if ev["method"] == name:
+                return ev
+        while time.monotonic() < deadline:
+            msg = json.loads(self.ws.recv())
+            if "method" in msg:
+                self.events.append(msg)
+                if msg["method"] == name:
+                    return msg
+        raise TimeoutError(name)
+
+    def evaluate(self, expression: str, timeout: float = 60.0):
+        res = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                             "awaitPromise": True}, timeout=timeout)
+        if "exceptionDetails" in res:
+            raise RuntimeError(f"page script failed: {res['exceptionDetails']}")
+        return res["result"].get("value")
+
+    def close(self):
+        self.ws.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(built_book):
+    assert built_book["rc"] == 0 or (HTML / "index.html").is_file(), "the book did not build"
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert CHROMIUM, "chromium is not installed: `apt-get install -y chromium`"
+    profile = tempfile.mkdtemp(prefix="book-chromium-")
+    port = _free_port()
+    args = [
+        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-default-apps", "--disable-extensions", "--no-first-run", "--no-default-browser-check",
+        "--metrics-recording-only", "--mute-audio", "--hide-scrollbars",
+        # belt and braces: even if a page asked for another host, the name would not resolve
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        f"--user-data-dir={profile}", f"--remote-debugging-port={port}", "--remote-allow-origins=*",
+        "--window-size=1280,1000", "about:blank",
+    ]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        targets = None
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=2) as r:
+                    targets = json.load(r)
+                if any(t.get("type") == "page" for t in targets):
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None:
+                raise RuntimeError("chromium exited: " + proc.stderr.read().decode(errors="replace")[-2000:])
+            time.sleep(0.2)
+        page = next(t for t in targets or [] if t.get("type") == "page")
+        cdp = CDP(page["webSocketDebuggerUrl"])
+        for domain in ("Page", "Network", "Runtime", "Log"):
+            cdp.send(f"{domain}.enable")
+        cdp.send("Emulation.setDeviceMetricsOverride",
+                 {"width": 1280, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+        yield cdp
+        cdp.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------
+# Visit every page once; the tests below assert on what was recorded
+# ------------------------------------------------------------------------------------------
+PAGE_PROBE = r"""
+(async () => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
+  for (let i = 0; i < 100 && views > 0 &&
+       document.querySelectorAll('.jupyter-widgets.widget-container, .widget-inline-hbox, .widget-html, .widget-toggle-buttons').length === 0; i++) {
+    await sleep(100);
+  }
+  await sleep(300);
+  const maths = [...document.querySelectorAll('.math')];
+  return {
+    title: document.title,
+    math_nodes: maths.length,
+    math_unrendered: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80)),
+    mjx: document.querySelectorAll('mjx-container').length,
+    mjx_errors: document.querySelectorAll('mjx-merror').length,
+    widget_views: views,
+    widgets_rendered: document.querySelectorAll('.widget-toggle-buttons, .widget-html, .widget-image, .widget-vbox').length,
+    images: [...document.querySelectorAll('.cell_output img, .cell_output svg')].map(
+        i => i.tagName === 'svg' ? {src: 'inline-svg', ok: true}
+                                 : {src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}),
+    links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+    height: Math.ceil(document.documentElement.scrollHeight),
+  };
+})()
+"""
+
+
+def _pages() -> list[Path]:
+    skip = {"genindex.html", "search.html"}
+    pages = []
+    for p in sorted(HTML.rglob("*.html")):
+        rel = p.relative_to(HTML)
+        if rel.parts[0].startswith("_") or rel.name in skip or rel == Path("index.html"):
+            continue
+        pages.append(p)
+    return pages
+
+
+def _screenshot(cdp: CDP, path: Path, height: int):
+    """A full-page screenshot at 1280 px wide (the layout of a laptop screen): make the viewport
+    as tall as the page, let the layout settle, capture, and put the viewport back."""
+    height = max(800, min(height, 16000))
+    cdp.send("Emulation.setDeviceMetricsOverride",
+             {"width": 1280, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    cdp.evaluate("new Promise(r => setTimeout(r, 600))")
+    shot = cdp.send("Page.captureScreenshot", {"format": "png"})
+    cdp.send("Emulation.setDeviceMetricsOverride",
+             {"width": 1280, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+@pytest.fixture(scope="module")
+def visits(server, browser):
+    results = {}
+    for page in _pages():
+        rel = page.relative_to(HTML).as_posix()
+        browser.events.clear()
+        url = f"{server}/{rel}"
+        browser.send("Page.navigate", {"url": url})
+        browser.wait_event("Page.loadEventFired", timeout=60)
+        probe = browser.evaluate(PAGE_PROBE, timeout=90)
+        _screenshot(browser, ARTIFACTS / (page.stem + ".png"), probe["height"])
+        ev = list(browser.events)
+        probe["requests"] = [e["params"]["request"]["url"] for e in ev
+                             if e["method"] == "Network.requestWillBeSent"]
+        probe["failed"] = [e["params"].get("errorText") for e in ev if e["method"] == "Network.loadingFailed"]
+        probe["bad_status"] = [f'{e["params"]["response"]["status"]} {e["params"]["response"]["url"]}'
+                               for e in ev if e["method"] == "Network.responseReceived"
+                               and e["params"]["response"]["status"] >= 400]
+        probe["js_errors"] = [e["params"]["exceptionDetails"].get("exception", {}).get("description")
+                              or e["params"]["exceptionDetails"].get("text")
+                              for e in ev if e["method"] == "Runtime.exceptionThrown"]
+        probe["console_errors"] = (
+            [e["params"]["entry"]["text"] for e in ev
+             if e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"]
+            + [" ".join(str(a.get("value", a.get("description", ""))) for a in e["params"]["args"])
+               for e in ev if e["method"] == "Runtime.consoleAPICalled" and e["params"]["type"] == "error"])
+        results[rel] = probe
+    assert results, "no pages found under _build/html"
+    (ARTIFACTS / "visits.json").write_text(json.dumps(results, indent=1))
+    return results
+
+
+def _page(visits, stem):
+    hits = [v for k, v in visits.items() if Path(k).stem == stem]
+    assert hits, f"page {stem}.html was not built"
+    return hits[0]
+
+
+def test_every_toc_page_was_visited(visits):
+    stems = {Path(k).stem for k in visits}
+    for stem in ["index", "01_how_to_use", "p22", *MATH_PAGES, *FIGURE_PAGES, *WIDGET_PAGES]:
+        assert stem in stems
+
+
+def test_no_request_leaves_the_machine(visits, server):
+    outside = {}
+    for page, v in visits.items():
+        bad = [u for u in v["requests"] if not (u.startswith(server + "/") or
+                                                 u.split(":", 1)[0] in ("data", "blob", "about"))]
+        if bad:
+            outside[page] = bad
+    assert not outside, json.dumps(outside, indent=1)
+
+
+def test_every_request_succeeds(visits):
+    bad = {p: v["bad_status"] + v["failed"] for p, v in visits.items() if v["bad_status"] or v["failed"]}
+    assert not bad, json.dumps(bad, indent=1)
+
+
+def test_no_javascript_errors(visits):
+    errors = {p: v["js_errors"] + v["console_errors"] for p, v in visits.items()
+              if v["js_errors"] or v["console_errors"]}
+    assert not errors, json.dumps(errors, indent=1)
+
+
+@pytest.mark.parametrize("stem", MATH_PAGES)
+def test_math_is_rendered(visits, stem):
+    v = _page(visits, stem)
+    assert v["math_nodes"] > 0, f"{stem}: no math on a derivation page"
+    assert v["mjx"] >= v["math_nodes"], f"{stem}: {v['mjx']} MathJax outputs for {v['math_nodes']} math nodes"
+    assert not v["math_unrendered"], f"{stem}: math left as TeX: {v['math_unrendered'][:5]}"
+    assert v["mjx_errors"] == 0, f"{stem}: MathJax reported {v['mjx_errors']} errors"
+
+
+@pytest.mark.parametrize("stem", FIGURE_PAGES)
+def test_figures_are_present(visits, stem):
+    v = _page(visits, stem)
+    assert v["images"], f"{stem}: no figure in any cell output"
+    broken = [i["src"] for i in v["images"] if not i["ok"]]
+    assert not broken, f"{stem}: figures that did not load: {broken}"
+
+
+@pytest.mark.parametrize("stem", WIDGET_PAGES)
+def test_widgets_render_from_saved_state(visits, stem):
+    v = _page(visits, stem)
+    assert v["widget_views"] > 0, f"{stem}: no saved widget views (was widget state stored?)"
+    assert v["widgets_rendered"] >= v["widget_views"], (
+        f"{stem}: {v['widget_views']} widget views but {v['widgets_rendered']} rendered widgets")
+
+
+def test_widgets_work_without_a_kernel(server, browser, visits):
+    """Click 'H = 40' then 'BLOCK = 16' in chapter 2's explorer: the picture must change."""
+    page = next(k for k in visits if Path(k).stem == "02_triton_model")
+    browser.send("Page.navigate", {"url": f"{server}/{page}"})
+    browser.events.clear()
+    browser.wait_event("Page.loadEventFired")
+    browser.evaluate(PAGE_PROBE)
+    script = r"""
+    (async () => {
+      const sleep = ms => new Promise(r => setTimeout(r, ms));
+      const visibleText = () => [...document.querySelectorAll('.tgp-explorer')]
+          .filter(e => e.offsetParent !== null).map(e => e.innerText).join('\n');
+      const click = label => {
+        const b = [...document.querySelectorAll('button')].find(
+            b => b.innerText.trim() === label && b.offsetParent !== null);
+        if (!b) throw new Error('no visible button ' + label);
+        b.click();
+      };
+      const before = visibleText();
+      click('H = 40'); await sleep(300);
+      click('BLOCK = 16'); await sleep(300);
+      return {before, after: visibleText()};
+    })()
+    """
+    res = browser.evaluate(script)
+    assert "H = 40, BLOCK = 16" in res["after"], res
+    assert res["after"] != res["before"]
+
+
+def _ids(path: Path) -> set[str]:
+    return set(re.findall(r'\bid="([^"]+)"', path.read_text(errors="replace")))
+
+
+def test_internal_links_resolve(visits, server):
+    ids_cache: dict[Path, set[str]] = {}
+    broken = []
+    for page, v in visits.items():
+        for href in v["links"]:
+            if not href.startswith(server + "/"):
+                continue
+            parts = urlsplit(href)
+            target = HTML / unquote(parts.path).lstrip("/")
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{page} -> {href} (no such file)")
+                continue
+            if parts.fragment and target.suffix == ".html":
+                ids = ids_cache.setdefault(target, _ids(target))
+                if unquote(parts.fragment) not in ids:
+                    broken.append(f"{page} -> {href} (no id #{parts.fragment})")
+    assert not broken, "\n".join(sorted(set(broken)))
+
+
+def test_p22_screenshot_kept(visits):
+    shot = ARTIFACTS / "p22.png"
+    assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot of the p22 page"
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v", "-s"]))
