@@ -1,0 +1,655 @@
+"""Stop out-of-bounds accesses and data races while Triton's interpreter runs a kernel.
+
+With TRITON_INTERPRET=1 every program of a launch runs one after another on the CPU, and the
+interpreter reads and writes raw addresses without checking them: a missing mask silently reads
+garbage or overwrites a neighbouring tensor, and two programs updating one element with a plain
+load/store give the right answer here although they race on a GPU. `enable()` patches the
+interpreter so that every load, store and atomic is checked *before* memory is touched, and a
+problem is raised as a `KernelFault` whose message is written for the learner.
+
+How a pointer is attributed to a tensor argument: each launch copies its tensor arguments into
+one private arena, each between two large red zones (virtual memory only, never touched).
+Arguments whose bytes overlap (in-place kernels) share one copy; disjoint ones, even slices of
+one storage, get their own. An address is attributed to the argument whose zone contains it, so
+a pointer that overflows one argument is blamed on that argument even when the caller's
+allocations were adjacent. We chose this over tracking provenance through pointer arithmetic
+because it needs no hooks on the dozens of builder ops that make pointers (addptr, splat,
+broadcast, where, cat, reshape, int-to-ptr ...), which differ between Triton releases. The
+price: an overflow larger than a red zone (4x the argument's size, clamped to 1-64 MiB) may
+land in another argument unnoticed, and pointers the kernel reads from memory point at the caller's tensors,
+not the copies, so they are reported as out of bounds. Results are copied back only when the
+launch succeeds, so a faulted launch leaves every argument as it was.
+
+Races: for each copy, three numpy shadow arrays record the lowest and highest program that touched
+each element and the program that last wrote it with a plain store. A plain store conflicts
+with any other program's earlier access; a load or atomic conflicts with another program's
+plain store; atomics never conflict with each other. Accesses made while a program holds a lock
+(a successful `tl.atomic_cas`, released by `tl.atomic_xchg`) are not tracked, as in the
+LayerNorm-backward tutorial. Known false positive: the "last program to arrive reads everyone's
+partial results" pattern (counter + plain loads) is reported as a race.
+
+Faults raised inside a program reach the interpreter's GridExecutor, which wraps them in
+InterpreterError; the patched launch unwraps them, so callers catch `KernelFault` directly.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import linecache
+import os
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+import torch
+import triton
+from triton.runtime import interpreter as _interp
+
+__all__ = ["KernelFault", "enable", "disable", "sanitized"]
+
+LOAD, STORE, ATOMIC = "load", "store", "atomic"
+_ALIGN = 256  # keeps every re-homed storage aligned for any dtype and for TMA descriptors
+_MIN_RED_ZONE = 1 << 20  # bytes on each side of an argument; virtual, never written
+_MAX_RED_ZONE = 1 << 26  # so that huge tensors don't ask for more address space than the OS grants
+_NO_PID = np.int32(-1)
+_MAX_PID = np.int32(np.iinfo(np.int32).max)
+_SHOWN_OFFSETS = 6
+_PENDING_LIMIT = 1 << 20  # queued element accesses per storage before folding them in
+_TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
+
+
+class KernelFault(Exception):
+    """A kernel touched memory it must not touch; `message` is the learner-facing report."""
+
+    def __init__(self, kind: str, program_id: tuple, filename: str, lineno: int, tensor: str,
+                 message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.program_id = program_id
+        self.filename = filename
+        self.lineno = lineno
+        self.tensor = tensor
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclasses.dataclass
+class _Config:
+    learner_files: Callable[[str], bool]
+    describe_line: Callable[[str, int], str]
+
+
+_config: Optional[_Config] = None  # None while disabled
+_originals: dict[tuple[type, str], Any] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Re-homing the tensor arguments of one launch
+
+
+@dataclasses.dataclass
+class _View:
+    """One tensor argument: the bytes [start, end) of its buffer it may touch."""
+    name: str
+    start: int
+    end: int
+    itemsize: int
+    shape: tuple
+    contiguous: bool
+
+
+class _Shadow:
+    """Per-element access history of one storage, for race detection."""
+
+    def __init__(self, n: int) -> None:
+        self.min_pid = np.full(n, _MAX_PID, dtype=np.int32)
+        self.max_pid = np.full(n, _NO_PID, dtype=np.int32)
+        self.store_pid = np.full(n, _NO_PID, dtype=np.int32)
+
+
+class _Buffer:
+    """The bytes of one or more overlapping arguments, copied into the arena between red zones."""
+
+    def __init__(self, original: torch.Tensor, copy: torch.Tensor, zone_lo: int, granule: int) -> None:
+        self.original = original  # uint8 view of those bytes in the caller's storage
+        self.copy = copy  # its uint8 copy inside the arena
+        self.zone_lo = zone_lo
+        self.data_lo = copy.data_ptr()
+        self.data_lo_u64 = np.uint64(self.data_lo)
+        self.nbytes = original.numel()
+        self.shift = np.uint64(granule.bit_length() - 1)
+        self.views: list[_View] = []
+        self.written = False
+        self.plain_stored = False
+        self._shadow: Optional[_Shadow] = None
+        # Loads and atomics only matter to a later plain store, and most buffers (inputs,
+        # atomic accumulators) never get one: queue them and fold them in when one comes.
+        self._pending: list[tuple[int, np.ndarray]] = []
+        self._pending_n = 0
+
+    def defer(self, pid: int, idx: np.ndarray) -> None:
+        self._pending.append((pid, idx))
+        self._pending_n += idx.size
+        if self._pending_n > _PENDING_LIMIT:
+            self.history()
+
+    def history(self) -> _Shadow:
+        """The shadow arrays, with every queued access folded in."""
+        if self._shadow is None:
+            self._shadow = _Shadow(max(1, self.nbytes >> int(self.shift)))
+        if self._pending:
+            sizes = [idx.size for _, idx in self._pending]
+            pids = np.repeat(np.array([pid for pid, _ in self._pending], dtype=np.int32), sizes)
+            idx = np.concatenate([idx for _, idx in self._pending])
+            np.minimum.at(self._shadow.min_pid, idx, pids)
+            np.maximum.at(self._shadow.max_pid, idx, pids)
+            self._pending.clear()
+            self._pending_n = 0
+        return self._shadow
+
+
+class _Launch:
+    """Everything the hooks need while one kernel launch runs."""
+
+    def __init__(self, buffers: list[_Buffer], arena: torch.Tensor) -> None:
+        self.buffers = buffers
+        self.zone_los = [b.zone_lo for b in buffers]
+        self.arena = arena  # keeps the re-homed storages alive for the launch
+        self.grid_idx: Optional[tuple] = None
+        self.pid = 0
+        self.pid_i32 = np.int32(0)
+        self.locks: set[int] = set()  # addresses the running program holds as a lock
+
+    def program(self, builder: Any) -> int:
+        """Linear id of the running program; resets per-program state when it changes."""
+        idx = builder.grid_idx
+        if idx != self.grid_idx:
+            nx, ny, nz = builder.grid_dim
+            self.grid_idx = idx
+            self.pid = (idx[0] * ny + idx[1]) * nz + idx[2]
+            self.pid_i32 = np.int32(self.pid)
+            self.locks.clear()
+        return self.pid
+
+    def buffer_of(self, addr: int) -> _Buffer:
+        # Zones tile the arena, so the zone below an address is its owner; addresses outside
+        # the arena go to the nearest storage.
+        return self.buffers[max(0, bisect.bisect_right(self.zone_los, addr) - 1)]
+
+    def copy_back(self) -> None:
+        for buf in self.buffers:
+            if buf.written:
+                buf.original.copy_(buf.copy)
+
+
+def _unwrap(arg: Any) -> Optional[torch.Tensor]:
+    if isinstance(arg, torch.Tensor):
+        return arg
+    if isinstance(arg, triton.runtime.jit.TensorWrapper) and isinstance(arg.base, torch.Tensor):
+        return arg.base
+    return None
+
+
+def _is_descriptor(arg: Any) -> bool:
+    return dataclasses.is_dataclass(arg) and type(arg).__name__ == "TensorDescriptor"
+
+
+def _tensors_in(name: str, arg: Any, out: list[tuple[str, torch.Tensor]]) -> bool:
+    """Collect (name, tensor) pairs inside one argument; False if it holds memory we can't re-home."""
+    if isinstance(arg, tuple):
+        return all(_tensors_in(f"{name}[{i}]", a, out) for i, a in enumerate(arg))
+    if _is_descriptor(arg):
+        return _tensors_in(name, arg.base, out)
+    tensor = _unwrap(arg)
+    if tensor is not None:
+        out.append((name, tensor))
+        return True
+    return not hasattr(arg, "data_ptr")
+
+
+def _replace(arg: Any, new: dict[int, torch.Tensor]) -> Any:
+    """Rebuild one argument with every tensor swapped for its re-homed copy."""
+    if isinstance(arg, tuple):
+        items = [_replace(a, new) for a in arg]
+        return type(arg)(*items) if hasattr(arg, "_fields") else type(arg)(items)
+    if _is_descriptor(arg):
+        return dataclasses.replace(arg, base=_replace(arg.base, new))
+    if isinstance(arg, triton.runtime.jit.TensorWrapper):
+        return triton.runtime.jit.TensorWrapper(new[id(arg.base)], arg.dtype)
+    if isinstance(arg, torch.Tensor):
+        return new[id(arg)]
+    return arg
+
+
+def _round_up(n: int) -> int:
+    return (n + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def _byte_span(t: torch.Tensor) -> tuple[int, int]:
+    """Bytes [lo, hi) of its storage that a tensor can reach through its shape and strides."""
+    lo = t.storage_offset() * t.element_size()
+    if t.numel() == 0:
+        return lo, lo
+    last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    return lo, lo + (last + 1) * t.element_size()
+
+
+def _span_groups(named: list[tuple[str, torch.Tensor]]) -> list[list[tuple[str, torch.Tensor]]]:
+    """Group arguments whose bytes overlap (in-place kernels must keep seeing one memory).
+
+    Arguments that are disjoint slices of one storage get separate buffers, so that an overflow
+    from one slice into its neighbour is caught and blamed on the right argument.
+    """
+    by_storage: dict[tuple, list[tuple[str, torch.Tensor]]] = {}
+    for name, t in named:
+        by_storage.setdefault((t.device, t.untyped_storage().data_ptr()), []).append((name, t))
+    groups = []
+    for members in by_storage.values():
+        members.sort(key=lambda m: _byte_span(m[1]))
+        end = None
+        for name, t in members:
+            lo, hi = _byte_span(t)
+            if end is None or lo >= end:
+                groups.append([])
+                end = hi
+            groups[-1].append((name, t))
+            end = max(end, hi)
+    return groups
+
+
+def _rehome(arg_names: list[str], args: tuple, kwargs: dict) -> Optional[tuple[_Launch, tuple, dict]]:
+    """Copy the launch's tensors into a fresh arena; returns (launch, args, kwargs) or None."""
+    named: list[tuple[str, torch.Tensor]] = []
+    for i, arg in enumerate(args):
+        if not _tensors_in(arg_names[i] if i < len(arg_names) else f"arg{i}", arg, named):
+            return None
+    for key, arg in kwargs.items():
+        if not _tensors_in(key, arg, named):
+            return None
+    if not named:
+        return None
+
+    layout, total = [], 0
+    for members in _span_groups(named):
+        spans = [_byte_span(t) for _, t in members]
+        # Start on a 16-byte boundary of the storage so every dtype keeps its alignment.
+        lo, hi = min(s[0] for s in spans) // 16 * 16, max(s[1] for s in spans)
+        red = _round_up(min(max(4 * (hi - lo), _MIN_RED_ZONE), _MAX_RED_ZONE))
+        layout.append((members, lo, hi, total, total + red))
+        total += red + _round_up(hi - lo) + red
+    arena = torch.empty(total, dtype=torch.uint8)  # lazily committed: red zones cost no RAM
+    base = arena.data_ptr()
+
+    buffers, new = [], {}
+    with torch.no_grad():
+        for members, lo, hi, zone_off, data_off in layout:
+            first = members[0][1]
+            original = torch.empty(0, dtype=torch.uint8, device=first.device)
+            original.set_(first.untyped_storage())
+            original = original[lo:hi]
+            copy = arena[data_off:data_off + hi - lo]
+            copy.copy_(original)
+            buf = _Buffer(original, copy, base + zone_off, min(t.element_size() for _, t in members))
+            for name, t in members:
+                size = t.element_size()
+                if id(t) not in new:
+                    offset = (data_off + t.storage_offset() * size - lo) // size
+                    new[id(t)] = torch.empty(0, dtype=t.dtype).set_(arena.untyped_storage(), offset, t.size(),
+                                                                    t.stride())
+                t_lo, t_hi = _byte_span(t)
+                start = new[id(t)].data_ptr()
+                buf.views.append(_View(name, start, start + t_hi - t_lo, size, tuple(t.shape), t.is_contiguous()))
+            buffers.append(buf)
+    new_args = tuple(_replace(a, new) for a in args)
+    new_kwargs = {k: _replace(v, new) for k, v in kwargs.items()}
+    return _Launch(buffers, arena), new_args, new_kwargs
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking one access
+
+_launch: Optional[_Launch] = None
+_busy = False  # set while an original builder method runs, so its nested memory ops aren't re-checked
+
+
+def _data(x: Any) -> np.ndarray:
+    return x.data if isinstance(x, _interp.TensorHandle) else np.asarray(x)
+
+
+def _active_addresses(ptr: Any, mask: Any) -> np.ndarray:
+    """Flat addresses of the lanes the mask lets through (masked-off lanes touch nothing)."""
+    addrs = _data(ptr)
+    if mask is None:
+        return addrs.ravel()
+    m = _data(mask)
+    if m.shape != addrs.shape:
+        addrs, m = np.broadcast_arrays(addrs, m)
+    return addrs[m]
+
+
+def _check(builder: Any, ptr: Any, mask: Any, kind: str, op: str) -> None:
+    """Raise KernelFault if this access leaves its tensor or races with another program."""
+    launch = _launch
+    addrs = _active_addresses(ptr, mask)
+    if addrs.size == 0:
+        return
+    pid = launch.program(builder)
+    width = max(1, ptr.get_element_ty().primitive_bitwidth // 8)
+    lo, hi = int(addrs.min()), int(addrs.max())
+    buf = launch.buffer_of(lo)
+    for view in buf.views:  # fast path: the whole block lies inside one argument
+        if view.start <= lo and hi + width <= view.end:
+            if kind != LOAD:
+                buf.written = True
+            if not launch.locks:
+                _track(launch, buf, addrs, kind, pid, builder, op)
+            return
+    _check_lanes(launch, builder, ptr, mask, addrs, width, kind, op, pid)
+
+
+def _check_lanes(launch: _Launch, builder: Any, ptr: Any, mask: Any, addrs: np.ndarray, width: int,
+                 kind: str, op: str, pid: int) -> None:
+    """Slow path: attribute every lane to its storage; fault on the first lane outside them."""
+    a = addrs.astype(np.int64)
+    owner = np.maximum(np.searchsorted(np.asarray(launch.zone_los, dtype=np.int64), a, side="right") - 1, 0)
+    for b in np.unique(owner):
+        buf = launch.buffers[b]
+        lanes = a[owner == b]
+        inside = np.zeros(lanes.shape, dtype=bool)
+        for view in buf.views:
+            inside |= (lanes >= view.start) & (lanes + width <= view.end)
+        if not inside.all():
+            bad = lanes[~inside]
+            view = min(buf.views, key=lambda v: min(abs(int(bad[0]) - v.start), abs(int(bad[0]) - v.end)))
+            offsets = np.unique((bad - view.start) // view.itemsize)
+            raise _fault_oob(builder, view, offsets, kind, op, ptr, mask)
+    for b in np.unique(owner):
+        buf = launch.buffers[b]
+        if kind != LOAD:
+            buf.written = True
+        if not launch.locks:
+            _track(launch, buf, addrs[owner == b], kind, pid, builder, op)
+
+
+def _track(launch: _Launch, buf: _Buffer, addrs: np.ndarray, kind: str, pid: int, builder: Any,
+           op: str) -> None:
+    """Record this access for race detection and fault on a conflict with another program."""
+    idx = ((addrs - buf.data_lo_u64) >> buf.shift).view(np.int64)  # small and positive: a free view
+    p = launch.pid_i32
+    if kind != STORE:
+        if buf.plain_stored:
+            writer = buf.history().store_pid[idx]
+            clash = (writer != _NO_PID) & (writer != p)
+            if clash.any():
+                i = int(np.argmax(clash))
+                raise _fault_race(builder, launch, buf, int(idx[i]), kind, op, int(writer[i]), True)
+        buf.defer(pid, idx)
+        return
+    sh = buf.history()
+    lo, hi = sh.min_pid[idx], sh.max_pid[idx]
+    if lo.min() < p or hi.max() > p:  # some other program touched one of these elements
+        i = int(np.argmax((lo < p) | (hi > p)))
+        other = int(lo[i]) if lo[i] < p else int(hi[i])
+        stored = int(sh.store_pid[idx[i]]) == other
+        raise _fault_race(builder, launch, buf, int(idx[i]), kind, op, other, stored)
+    buf.plain_stored = True
+    sh.store_pid[idx] = p
+    sh.min_pid[idx] = np.minimum(lo, p)
+    sh.max_pid[idx] = np.maximum(hi, p)
+
+
+# ---------------------------------------------------------------------------------------------
+# Learner-facing reports
+
+
+def _learner_frame() -> tuple[str, int]:
+    """Innermost frame outside Triton and this module that the caller calls the learner's."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != __file__ and not name.startswith(_TRITON_DIR) and _config.learner_files(name):
+            return name, frame.f_lineno
+        frame = frame.f_back
+    return "", 0
+
+
+def _where(filename: str, lineno: int) -> str:
+    if not filename:
+        return "an unknown line"
+    text = f"{_config.describe_line(filename, lineno)}"
+    source = linecache.getline(filename, lineno).strip()
+    return f"{text}:\n    {source}" if source else text
+
+
+def _pid_text(pid: tuple) -> str:
+    return f"({pid[0]}, {pid[1]}, {pid[2]})"
+
+
+def _offsets_text(offsets: np.ndarray) -> str:
+    shown = ", ".join(str(int(o)) for o in offsets[:_SHOWN_OFFSETS])
+    more = f", ... ({len(offsets)} offending offsets in all)" if len(offsets) > _SHOWN_OFFSETS else ""
+    return shown + more
+
+
+_VERB = {LOAD: "load from", STORE: "store to", ATOMIC: "atomic update of"}
+
+
+def _mask_advice(view: _View, span: int, offsets: np.ndarray, op: str, tile: bool, had_mask: bool) -> str:
+    name = view.name
+    if op == "load":
+        call = f"tl.load({name} + offsets, mask=mask, other=0.0)"
+    else:
+        call = f"tl.{op}({name} + offsets, value, mask=mask)"
+    if tile:
+        cond = "(rows[:, None] < n_rows) & (cols[None, :] < n_cols)"
+        call = call.replace("offsets", "rows[:, None] * stride + cols[None, :]")
+    elif offsets[0] < 0:
+        cond = "(offsets >= 0) & (offsets < n_elements)"
+    else:
+        cond = "offsets < n_elements"
+    if had_mask:
+        lead = (f"This access already has a mask, but it lets these lanes through: it must switch off every "
+                f"offset outside [0, {span}) (compare with the tensor's size, not the block size, and use "
+                "`<`, not `<=`). For example:")
+    else:
+        lead = "Fix: switch off the lanes that fall outside with a mask, e.g."
+    return f"{lead}\n    mask = {cond}\n    {call}"
+
+
+def _fault_oob(builder: Any, view: _View, offsets: np.ndarray, kind: str, op: str, ptr: Any,
+               mask: Any) -> KernelFault:
+    filename, lineno = _learner_frame()
+    pid = tuple(int(i) for i in builder.grid_idx)
+    span = (view.end - view.start) // view.itemsize
+    # tl.load/tl.store without a mask reach the builder without one; atomics always get one
+    had_mask = mask is not None and (kind != ATOMIC or not bool(np.all(_data(mask))))
+    side = "before the start of" if offsets[0] < 0 else "past the end of"
+    if len(offsets) > 1:
+        these = f"Element offsets {_offsets_text(offsets)} are"
+    else:
+        these = f"Element offset {offsets[0]} is"
+    shape = f" (`{view.name}` has shape {tuple(view.shape)})" if len(view.shape) > 1 else ""
+    message = "\n".join([
+        f"Out-of-bounds {_VERB[kind]} `{view.name}` in program {_pid_text(pid)}, at {_where(filename, lineno)}",
+        f"{these} {side} `{view.name}`: valid offsets are [0, {span}){shape}.",
+        "On a GPU this would touch memory that belongs to something else (wrong values, a crash, or "
+        "another tensor silently overwritten); the checker stopped it before memory was touched.",
+        _mask_advice(view, span, offsets, op, np.ndim(_data(ptr)) >= 2, had_mask),
+    ])
+    return KernelFault("out_of_bounds", pid, filename, lineno, view.name, message)
+
+
+def _element_text(view: _View, offset: int) -> str:
+    if view.contiguous and len(view.shape) > 1 and 0 <= offset < int(np.prod(view.shape)):
+        index = ", ".join(str(int(i)) for i in np.unravel_index(offset, view.shape))
+        return f"element {offset} (index [{index}])"
+    return f"element {offset}"
+
+
+def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind: str, op: str,
+                other: int, other_stored: bool) -> KernelFault:
+    filename, lineno = _learner_frame()
+    pid = tuple(int(i) for i in builder.grid_idx)
+    nx, ny, nz = builder.grid_dim
+    other_pid = (other // (ny * nz), other // nz % ny, other % nz)
+    addr = buf.data_lo + (element << int(buf.shift))
+    view = next((v for v in buf.views if v.start <= addr < v.end), buf.views[0])
+    offset = (addr - view.start) // view.itemsize
+    doing = {LOAD: "loads", STORE: "stores to", ATOMIC: f"updates it with tl.{op}, and"}[kind]
+    done = "stored to it with a plain tl.store" if other_stored else "also reads or updates it"
+    message = "\n".join([
+        f"Data race on `{view.name}` {_element_text(view, offset)}, in program {_pid_text(pid)} at "
+        f"{_where(filename, lineno)}",
+        f"Program {_pid_text(pid)} {doing} this element, but program {_pid_text(other_pid)} {done} in "
+        "the same launch.",
+        "On a GPU, programs run in parallel, so these accesses happen in no fixed order and one "
+        "program's update can overwrite another's. The interpreter runs programs one after another, "
+        "so the answer can look right here and still be wrong on a GPU.",
+        "Fix: accumulate shared results with tl.atomic_add (or another tl.atomic_* op), or split the "
+        "work so that exactly one program owns each element.",
+    ])
+    return KernelFault("race", pid, filename, lineno, view.name, message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hooks on the interpreter
+
+
+def _arg(args: tuple, kwargs: dict, pos: int, *names: str) -> Any:
+    if len(args) > pos:
+        return args[pos]
+    return next((kwargs[n] for n in names if n in kwargs), None)
+
+
+def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op: str) -> Callable:
+    original = getattr(_interp.InterpreterBuilder, name)
+
+    def hook(self, *args, **kwargs):
+        global _busy
+        if _launch is None or _busy:
+            return original(self, *args, **kwargs)
+        ptr = _arg(args, kwargs, ptr_pos, "ptr", "ptrs")
+        mask = None if mask_pos is None else _arg(args, kwargs, mask_pos, "mask")
+        _check(self, ptr, mask, kind, op if op else _rmw_name(_arg(args, kwargs, 0, "rmwOp")))
+        _busy = True
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            _busy = False
+        _after(name, args, kwargs, ptr, mask, result)
+        return result
+
+    hook.__wrapped__ = original
+    return hook
+
+
+def _after(name: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, result: Any) -> None:
+    """Follow locks: a successful atomic_cas takes one, an atomic exchange or store releases it."""
+    if name == "create_atomic_cas":
+        won = np.broadcast_to(_data(result) == _data(_arg(args, kwargs, 1, "cmp")), np.shape(_data(ptr)))
+        _launch.locks.update(int(a) for a in _data(ptr)[won])
+    elif _launch.locks and (name == "create_atomic_store" or (
+            name == "create_atomic_rmw" and _arg(args, kwargs, 0, "rmwOp") == _interp._ir.ATOMIC_OP.XCHG)):
+        _launch.locks.difference_update(int(a) for a in _active_addresses(ptr, mask))
+
+
+def _rmw_name(rmw_op: Any) -> str:
+    """tl function behind an atomic read-modify-write, e.g. ATOMIC_OP.FADD -> atomic_add."""
+    name = getattr(rmw_op, "name", "ADD").lower().removeprefix("f").removeprefix("u")
+    return f"atomic_{name}"
+
+
+# builder method: (kind, position of the pointer, position of the mask, tl function for advice;
+# empty means "read it from the rmw op")
+_MEMORY_OPS = {
+    "create_load": (LOAD, 0, None, "load"),
+    "create_masked_load": (LOAD, 0, 1, "load"),
+    "create_store": (STORE, 0, None, "store"),
+    "create_masked_store": (STORE, 0, 2, "store"),
+    "create_atomic_rmw": (ATOMIC, 1, 3, ""),
+    "create_atomic_cas": (ATOMIC, 0, None, "atomic_cas"),
+    "create_atomic_load": (ATOMIC, 0, 1, "atomic_load"),
+    "create_atomic_store": (ATOMIC, 0, 2, "atomic_store"),
+    "create_atomic_poll": (ATOMIC, 0, None, "atomic_poll"),
+}
+
+
+def _find_fault(exc: BaseException) -> Optional[KernelFault]:
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KernelFault):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def _make_launch_hook() -> Callable:
+    original = _interp.GridExecutor.__call__
+
+    def launch_hook(self, *args, **kwargs):
+        global _launch
+        if _launch is not None:
+            return original(self, *args, **kwargs)
+        prepared = _rehome(list(self.arg_names), args, kwargs)
+        if prepared is None:  # no tensors, or memory we can't copy: run unchecked
+            return original(self, *args, **kwargs)
+        launch, args, kwargs = prepared
+        _launch = launch
+        try:
+            original(self, *args, **kwargs)
+        except Exception as exc:
+            fault = _find_fault(exc)
+            if fault is None:
+                raise
+            raise fault.with_traceback(None) from None
+        finally:
+            _launch = None
+        launch.copy_back()
+
+    launch_hook.__wrapped__ = original
+    return launch_hook
+
+
+def enable(learner_files: Callable[[str], bool] = lambda f: True,
+           describe_line: Callable[[str, int], str] = lambda f, n: f"{f}, line {n}") -> None:
+    """Check every interpreted launch from now on (idempotent; a second call updates the callbacks)."""
+    global _config
+    _config = _Config(learner_files, describe_line)
+    if _originals:
+        return
+    for name, (kind, ptr_pos, mask_pos, op) in _MEMORY_OPS.items():
+        if hasattr(_interp.InterpreterBuilder, name):
+            _originals[(_interp.InterpreterBuilder, name)] = getattr(_interp.InterpreterBuilder, name)
+            setattr(_interp.InterpreterBuilder, name, _memory_hook(name, kind, ptr_pos, mask_pos, op))
+    _originals[(_interp.GridExecutor, "__call__")] = _interp.GridExecutor.__call__
+    _interp.GridExecutor.__call__ = _make_launch_hook()
+
+
+def disable() -> None:
+    """Restore the interpreter's original methods."""
+    global _config, _launch
+    for (owner, name), original in _originals.items():
+        setattr(owner, name, original)
+    _originals.clear()
+    _config = None
+    _launch = None
+
+
+@contextmanager
+def sanitized(learner_files: Callable[[str], bool] = lambda f: True,
+              describe_line: Callable[[str, int], str] = lambda f, n: f"{f}, line {n}") -> Iterator[None]:
+    """Enable the checks for a block, then put back whatever state came before."""
+    previous = _config
+    enable(learner_files, describe_line)
+    try:
+        yield
+    finally:
+        if previous is None:
+            disable()
+        else:
+            enable(previous.learner_files, previous.describe_line)
