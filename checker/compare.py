@@ -42,11 +42,12 @@ def absolute_tolerance(tol: Tolerance, scale: float, condition: float = 1.0) -> 
 
 
 def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
-            poisoned: bool, condition: float = 1.0) -> Comparison:
-    """poisoned: `out` was filled with NaN before the launch, so NaN left means 'never written'."""
+            poisoned: bool, condition: float = 1.0, rows: int = 0) -> Comparison:
+    """poisoned: `out` was filled with NaN before the launch, so NaN left means 'never written'.
+    rows: how many rows were summed into this output (0 for outputs that are not accumulated)."""
     got = out.detach().double().cpu().reshape(ref.shape)
     absolute = absolute_tolerance(tol, scale, condition)
-    allowed = absolute + tol.rtol * ref.abs()
+    allowed = absolute + (tol.rtol + tol.per_row * rows) * ref.abs()
     diff = (got - ref).abs()
     nonfinite = ~torch.isfinite(got)
     unwritten = torch.isnan(got) & poisoned

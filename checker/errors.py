@@ -28,13 +28,12 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _learner_frame(exc: BaseException, source: KernelSource) -> int:
-    """Innermost line of the learner's code in the exception chain (0 if none)."""
-    line = 0
+    """Innermost line of the learner's code, from the deepest cause outwards (0 if none)."""
     for link in reversed(_chain(exc)):
-        for frame in traceback.extract_tb(link.__traceback__):
-            if frame.filename == source.filename:
-                line = frame.lineno or line
-    return line
+        lines = [f.lineno for f in traceback.extract_tb(link.__traceback__) if f.filename == source.filename]
+        if lines:
+            return lines[-1] or 0
+    return 0
 
 
 def _compile_error_line(exc: BaseException, source: KernelSource) -> int:

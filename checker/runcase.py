@@ -69,7 +69,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                                 "hint": f"wrong shape: expected {list(ref.shape)}, got {shape}"})
             continue
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
-                             poisoned.get(output.name, False), reference.condition)
+                             poisoned.get(output.name, False), reference.condition,
+                             reference.rows if output.accumulated else 0)
         if not comparison.ok:
             comparison.hint = output_hint(puzzle, output, got, reference, tol, comparison)
             maps[output.label] = _error_map(got, ref, comparison.allowed)

@@ -24,6 +24,7 @@ class Tolerance:
     atol: float
     rtol: float
     per_condition: float = 0.0
+    per_row: float = 0.0    # added to rtol per row summed: M same-sign fp32 additions drift ~M*u
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Reference:
     outputs: dict[str, Any]                   # name -> tensor
     scales: dict[str, float]                  # name -> typical magnitude (tolerance scale)
     condition: float = 1.0                    # digits the input costs (see Tolerance)
+    rows: int = 1                             # rows summed into accumulated outputs
     contributions: dict[str, Any] = field(default_factory=dict)  # accumulated name -> [M, ...] per-row shares
     alternatives: dict[str, dict[str, Any]] = field(default_factory=dict)  # pattern -> outputs of a known bug
 

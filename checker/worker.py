@@ -72,6 +72,9 @@ def run(request: dict, channel: Channel) -> None:
         channel.send("load_error", error=describe(exc, source).to_json())
         return
 
+    if backend == "interpreter":
+        from checker.compat import fix_interpreter_index
+        fix_interpreter_index()
     sanitizer = None
     if backend == "interpreter" and request.get("sanitize", True):
         from checker import sanitizer

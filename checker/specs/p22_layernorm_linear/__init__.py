@@ -11,6 +11,13 @@ from checker.spec import Case, Output, Part, Pattern, Puzzle, Reference, Summary
 
 EPS = 1e-5
 MIN_DOT_BLOCK = 16  # tl.dot needs every block dimension >= 16 on a GPU
+# the fused kernel's [BLOCK_H, BLOCK_N] tiles of W.T are staged in shared memory: at BLOCK_H = 1024
+# they need 344 KB on an H100 (limit 227 KB), so its K block stops at 128 and it loops over H
+MAX_FUSED_BLOCK_H = 128
+
+
+def fused_block_h(case: Case) -> int:
+    return min(max(case.params["block_h"], MIN_DOT_BLOCK), MAX_FUSED_BLOCK_H)
 
 
 def _pow2(n: int) -> int:
@@ -115,10 +122,10 @@ def reference(inputs: dict, case: Case) -> Reference:
         **{name: rows * _rms(share) for name, share in shares.items()},
     }
     block_h = case.params["block_h"]
-    alternatives = formulas.bug_variants(x, gamma, beta, w, bias, dy, EPS, (block_h, max(block_h, MIN_DOT_BLOCK)))
+    alternatives = formulas.bug_variants(x, gamma, beta, w, bias, dy, EPS, (block_h, fused_block_h(case)))
     # centring costs digits when |mean| >> spread: condition = max |mean| * rstd over rows
     condition = max(1.0, float((mean.abs() * rstd).max()))
-    return Reference(outputs=outputs, scales=scales, condition=condition, contributions=shares,
+    return Reference(outputs=outputs, scales=scales, condition=condition, rows=x.shape[0], contributions=shares,
                      alternatives=alternatives)
 
 
@@ -127,21 +134,24 @@ def reference(inputs: dict, case: Case) -> Reference:
 # row's share, since the rounding error of a sum of M shares grows like sqrt(M)). condition: how far
 # the row means sit from 0 in units of spread; centring loses that many digits in fp32
 # (u = 2**-24 per rounding; we allow 16 of them). grad_linear_bias = sum of dy never sees x.
+# per_row: a running fp32 sum of M same-sign shares (atomics add one share at a time) drifts by up
+# to ~M*u/2 relative: measured 2.6e-5 for 2048 identical rows on an H100, against M*u = 1.2e-4.
 # Chosen from the measured error of the reference kernels (tests/test_p22_tolerances.py keeps the
 # margin) and tight enough that every kernel in tests/catalog/p22 fails.
 FP32_ROUNDING = 2.0 ** -24
 _FP32 = Tolerance(atol=2e-5, rtol=2e-5, per_condition=16 * FP32_ROUNDING)
+_FP32_SUM = Tolerance(atol=2e-5, rtol=2e-5, per_condition=16 * FP32_ROUNDING, per_row=FP32_ROUNDING)
 # bf16 outputs keep 8 significant bits (relative rounding 2**-9); parameter gradients accumulate in
 # fp32 from bf16 inputs, so they stay tighter.
 _BF16_OUT = Tolerance(atol=1.5e-2, rtol=1.5e-2, per_condition=16 * FP32_ROUNDING)
-_BF16_GRAD = Tolerance(atol=2e-3, rtol=2e-3, per_condition=16 * FP32_ROUNDING)
+_BF16_GRAD = Tolerance(atol=2e-3, rtol=2e-3, per_condition=16 * FP32_ROUNDING, per_row=FP32_ROUNDING)
 TOLERANCES = {
-    "float32": {"output": _FP32, "ln_output": _FP32, "grad_input": _FP32, "grad_ln_weight": _FP32,
-                "grad_ln_bias": _FP32, "grad_linear_weight": _FP32,
-                "grad_linear_bias": Tolerance(atol=1e-5, rtol=1e-5)},
+    "float32": {"output": _FP32, "ln_output": _FP32, "grad_input": _FP32, "grad_ln_weight": _FP32_SUM,
+                "grad_ln_bias": _FP32_SUM, "grad_linear_weight": _FP32_SUM,
+                "grad_linear_bias": Tolerance(atol=1e-5, rtol=1e-5, per_row=FP32_ROUNDING)},
     "bfloat16": {"output": _BF16_OUT, "ln_output": _BF16_OUT, "grad_input": _BF16_OUT,
                  "grad_ln_weight": _BF16_GRAD, "grad_ln_bias": _BF16_GRAD, "grad_linear_weight": _BF16_GRAD,
-                 "grad_linear_bias": Tolerance(atol=2e-3, rtol=2e-3)},
+                 "grad_linear_bias": Tolerance(atol=2e-3, rtol=2e-3, per_row=FP32_ROUNDING)},
 }
 
 
@@ -181,7 +191,7 @@ def _launch_fused_forward(k, inputs: dict, y, case: Case) -> None:
     grid = (triton_cdiv(m, block_m), triton_cdiv(n, block_n))
     k.ln_linear_fwd_kernel[grid](inputs["x"], inputs["gamma"], inputs["beta"], inputs["w"], inputs["bias"], y,
                                  m, h, n, inputs["eps"], BLOCK_M=block_m, BLOCK_N=block_n,
-                                 BLOCK_H=max(case.params["block_h"], MIN_DOT_BLOCK))
+                                 BLOCK_H=fused_block_h(case))
 
 
 def triton_cdiv(a: int, b: int) -> int:
