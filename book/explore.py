@@ -51,18 +51,21 @@ def _lane_html(n: int, block: int, width_px: int = 22) -> str:
     return (f'<div class="tgp-explorer"><p>{note}</p>{"".join(rows)}</div>')
 
 
-def lanes_explorer(sizes=(8, 32, 40, 100), blocks=(8, 16, 32, 64)):
-    """Choose a hidden size H and a block size; see the programs and the masked lanes."""
+def lanes_explorer(sizes=(8, 32, 40, 100), blocks=(8, 16, 32, 64), start=(40, 16)):
+    """Choose a hidden size H and a block size; see the programs and the masked lanes.
+    `start` is the (H, BLOCK) shown first."""
+    first_size = sizes.index(start[0]) if start[0] in sizes else 0
+    first_block = blocks.index(start[1]) if start[1] in blocks else 0
     size_buttons = W.ToggleButtons(options=[f"H = {n}" for n in sizes], description="hidden size",
-                                   style={"button_width": "70px"})
+                                   index=first_size)
     pages = []
     for n in sizes:
         block_buttons = W.ToggleButtons(options=[f"BLOCK = {b}" for b in blocks], description="block",
-                                        style={"button_width": "90px"})
-        views = W.Stack([W.HTML(_lane_html(n, b)) for b in blocks], selected_index=0)
+                                        index=first_block)
+        views = W.Stack([W.HTML(_lane_html(n, b)) for b in blocks], selected_index=first_block)
         W.jslink((block_buttons, "index"), (views, "selected_index"))
         pages.append(W.VBox([block_buttons, views]))
-    outer = W.Stack(pages, selected_index=0)
+    outer = W.Stack(pages, selected_index=first_size)
     W.jslink((size_buttons, "index"), (outer, "selected_index"))
     return W.VBox([size_buttons, outer], layout=W.Layout(padding="4px"))
 

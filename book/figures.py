@@ -7,11 +7,9 @@ show one line (`figures.lanes(40, 16)`) and a reader can open the code when curi
 from __future__ import annotations
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Rectangle
 
 # one colour per program (colour-blind friendly, from matplotlib's "tab10" minus red/green pairs)
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C", "#CCB974",
@@ -72,7 +70,9 @@ def tiles_2d(M: int, N: int, BM: int, BN: int, title: str | None = None):
                 _cell(ax, j, i, MASKED, "×", fontsize=7, textcolor="#999999")
     for pm in range(gm):
         for pn in range(gn):
-            ax.text(pn * BN + BN / 2, pm * BM + BM / 2, f"({pm},{pn})", ha="center", va="center",
+            h = min(BM, M - pm * BM)  # label the middle of the tile's real (unmasked) part
+            w = min(BN, N - pn * BN)
+            ax.text(pn * BN + w / 2, pm * BM + h / 2, f"({pm},{pn})", ha="center", va="center",
                     fontsize=9, color="white", weight="bold")
     _finish(ax, gn * BN, gm * BM,
             title or f"{M}×{N} output, {BM}×{BN} tiles: grid = ({gm}, {gn})")
@@ -183,5 +183,52 @@ def race_timeline(schedule, title="Two programs, one shared accumulator"):
     ax.annotate("time →", (len(schedule) * 1.6, 1.45), ha="right", fontsize=9, color="#555555")
     _finish(ax, len(schedule) * 1.6, len(progs) * 2 - 1, title)
     ax.set_xlim(-1.5, len(schedule) * 1.6)
+    fig.tight_layout()
+    return fig
+
+
+def accumulation_schemes(M: int = 16, rows_per_program: int = 4):
+    """Who writes where: M programs adding into one shared gradient with atomics, versus
+    per-program partial buffers reduced by a second kernel in a fixed order."""
+    P = -(-M // rows_per_program)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    ys = np.linspace(0.5, M - 0.5, M)
+
+    def target(ax, x, y, h, text, color="#333333"):
+        ax.add_patch(Rectangle((x, y - h / 2), 1.6, h, facecolor="white", edgecolor=color, lw=1.5))
+        ax.text(x + 0.8, y, text, ha="center", va="center", fontsize=8)
+
+    ax = axes[0]
+    for r, y in enumerate(ys):
+        c = PALETTE[r % len(PALETTE)]
+        _cell(ax, 0, y - 0.4, c, w=0.8, h=0.8)
+        ax.plot([0.8, 4.0], [y, M / 2], color=c, lw=0.8, alpha=0.8)
+    target(ax, 4.0, M / 2, 2.0, "dγ [H]\n(shared)")
+    ax.text(0.4, -0.6, "program per row", ha="center", fontsize=8)
+    ax.text(2.4, M + 0.9, f"{M} atomic_adds on the same H addresses", ha="center", fontsize=8)
+    ax.set_title("atomics", loc="left", fontsize=10)
+
+    ax = axes[1]
+    for r, y in enumerate(ys):
+        p = r // rows_per_program
+        c = PALETTE[p % len(PALETTE)]
+        _cell(ax, 0, y - 0.4, c, w=0.8, h=0.8)
+        py = (p + 0.5) * rows_per_program
+        ax.plot([0.8, 2.4], [y, py], color=c, lw=0.8, alpha=0.8)
+    for p in range(P):
+        py = (p + 0.5) * rows_per_program
+        c = PALETTE[p % len(PALETTE)]
+        ax.add_patch(Rectangle((2.4, py - 0.9), 1.6, 1.8, facecolor=c, alpha=0.25, edgecolor=c))
+        ax.text(3.2, py, f"partial[{p}]", ha="center", va="center", fontsize=8)
+        ax.plot([4.0, 5.6], [py, M / 2], color="#555555", lw=0.8, ls="--")
+    target(ax, 5.6, M / 2, 2.0, "dγ [H]")
+    ax.text(0.4, -0.6, f"{rows_per_program} rows per program", ha="center", fontsize=8)
+    ax.text(3.2, M + 0.9, "plain stores, one writer each", ha="center", fontsize=8)
+    ax.text(6.4, M / 2 - 2.6, "second kernel:\nfixed-order sum", ha="center", fontsize=8)
+    ax.set_title("partial buffers + a second reduction", loc="left", fontsize=10)
+    for ax, width in zip(axes, (5.8, 7.4)):
+        ax.set_xlim(-0.2, width)
+        ax.set_ylim(M + 1.6, -1.4)
+        ax.axis("off")
     fig.tight_layout()
     return fig
