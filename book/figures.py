@@ -24,10 +24,10 @@ def _cell(ax, x, y, color, text=None, hatch=None, w=1.0, h=1.0, fontsize=8, text
         ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize, color=textcolor)
 
 
-def _finish(ax, width, height, title=None):
+def _finish(ax, width, height, title=None, aspect="equal"):
     ax.set_xlim(0, width)
     ax.set_ylim(height, 0)
-    ax.set_aspect("equal")
+    ax.set_aspect(aspect)
     ax.axis("off")
     if title:
         ax.set_title(title, loc="left", fontsize=11)
@@ -85,7 +85,7 @@ def row_programs(M: int, H: int, block: int, title: str | None = None):
     lanes (darker = later chunk); lanes past H in the last chunk are masked."""
     chunks = -(-H // block)
     width = chunks * block
-    fig, ax = plt.subplots(figsize=(min(0.3 * width + 1.5, 13), 0.34 * M + 0.9))
+    fig, ax = plt.subplots(figsize=(min(0.22 * width + 1.5, 10), 0.5 * M + 0.9))
     for r in range(M):
         base = np.array(matplotlib.colors.to_rgb(PALETTE[r % len(PALETTE)]))
         ax.text(-0.4, r + 0.5, f"pid {r}", ha="right", va="center", fontsize=9)
@@ -98,7 +98,7 @@ def row_programs(M: int, H: int, block: int, title: str | None = None):
     for k in range(1, chunks):
         ax.axvline(k * block, color="black", lw=1.0, ls=(0, (2, 2)))
     _finish(ax, width, M, title or f"M = {M} rows, H = {H}, BLOCK_H = {block}: grid = ({M},), "
-                                   f"{chunks} chunk{'s' if chunks > 1 else ''} per row")
+                                   f"{chunks} chunk{'s' if chunks > 1 else ''} per row", aspect="auto")
     ax.set_xlim(-2.5, width)
     fig.tight_layout()
     return fig
