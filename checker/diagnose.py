@@ -69,6 +69,25 @@ def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor) -> st
     return ""
 
 
+def _shape_or_dtype_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
+                         condition: float) -> str:
+    """Right numbers, wrong layout (stored transposed) or squeezed through a 16-bit type."""
+    if ref.dim() == 2 and ref.shape[0] > 1 and ref.shape[1] > 1:
+        as_transposed = got.reshape(-1).reshape(ref.shape[1], ref.shape[0]).T
+        if matches(as_transposed, ref, scale, tol, condition=condition):
+            return (f"the right numbers in the wrong shape: stored as [{ref.shape[1]}, {ref.shape[0]}] "
+                    f"(transposed) instead of {list(ref.shape)}. Element [i, j] goes to i * {ref.shape[1]} + j.")
+    for dtype, bits in ((torch.bfloat16, 8), (torch.float16, 11)):
+        # every value exactly representable in 16 bits, and within one 16-bit step of the truth
+        # (a step, not half: the interpreter truncates where a GPU rounds to nearest)
+        representable = bool((got.to(dtype).double() == got).all())
+        close = bool(((got - ref).abs() <= 2.0 ** (1 - bits) * ref.abs() + absolute_tolerance(tol, scale, condition)).all())
+        if representable and close and not bool((ref.to(dtype).double() == ref).all()):
+            return (f"the values were rounded to {str(dtype).replace('torch.', '')} before the store, but this "
+                    f"output is fp32: keep the fp32 value (no .to(...) to a 16-bit type).")
+    return ""
+
+
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
                 comparison: Comparison) -> str:
     ref = reference.outputs[output.name]
@@ -76,6 +95,10 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
         return _unwritten_hint(got, comparison)
+    if got.dtype == torch.float64 and not comparison.n_nonfinite:
+        hint = _shape_or_dtype_hint(got, ref, scale, tol, reference.condition)
+        if hint:
+            return hint
     for pattern in puzzle.patterns:
         alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
         # a variant that leaves this output right says nothing about why it is wrong

@@ -86,6 +86,7 @@ class ReportWriter:
         self.cases = {case.name: case for case in puzzle.cases()}
         self.pending_parts: list[str] = []   # parts the running backend was asked for
         self.current_part = ""
+        self.last_error: tuple = ()          # repeated identical errors are shown once
 
     def say(self, text: str = "") -> None:
         self.lines.append(text)
@@ -167,7 +168,13 @@ class ReportWriter:
         label = f"{event['case']}" + ("" if event["dtype"] == "float32" else "")
         self.say(f"{INDENT}{OK if ok else BAD} {label:<52} {event['dims']}")
         if event["status"] == "error":
-            for line in _error_lines(event["error"], self.verbose):
+            error = event["error"]
+            key = (error["kind"], error["message"], error.get("where"))
+            if key == self.last_error:
+                self.say(f"{INDENT * 2}(the same error)")
+                return
+            self.last_error = key
+            for line in _error_lines(error, self.verbose):
                 self.say(line)
         elif not ok:
             for c in event["comparisons"]:
@@ -182,7 +189,9 @@ class ReportWriter:
         self.say(f"Testing with dimensions: {event['dims']}" + ("" if event["dtype"] == "float32" else f" ({event['dtype']})"))
         self.say(f"{INDENT}Computing PyTorch autograd reference...")
         if event["status"] == "error":
-            for line in _error_lines(event["error"], self.verbose, depth=1):
+            error = event["error"]
+            self.last_error = (error["kind"], error["message"], error.get("where"))
+            for line in _error_lines(error, self.verbose, depth=1):
                 self.say(line)
             self.say(f"{INDENT}Overall:      {BAD} INCORRECT")
             return
