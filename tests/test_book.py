@@ -260,11 +260,10 @@ PAGE_PROBE = r"""
 
 
 def _pages() -> list[Path]:
-    skip = {"genindex.html", "search.html"}
     pages = []
     for p in sorted(HTML.rglob("*.html")):
         rel = p.relative_to(HTML)
-        if rel.parts[0].startswith("_") or rel.name in skip or rel == Path("index.html"):
+        if rel.parts[0].startswith("_") or rel == Path("index.html"):  # index.html: a redirect
             continue
         pages.append(p)
     return pages
@@ -286,6 +285,8 @@ def _screenshot(cdp: CDP, path: Path, height: int):
 
 @pytest.fixture(scope="module")
 def visits(server, browser):
+    for old in ARTIFACTS.glob("*.png"):  # screenshots of pages that no longer exist
+        old.unlink()
     results = {}
     for page in _pages():
         rel = page.relative_to(HTML).as_posix()
