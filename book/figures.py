@@ -203,7 +203,7 @@ def accumulation_schemes(M: int = 16, rows_per_program: int = 4):
         c = PALETTE[r % len(PALETTE)]
         _cell(ax, 0, y - 0.4, c, w=0.8, h=0.8)
         ax.plot([0.8, 4.0], [y, M / 2], color=c, lw=0.8, alpha=0.8)
-    target(ax, 4.0, M / 2, 2.0, "dγ [H]\n(shared)")
+    target(ax, 4.0, M / 2, 2.0, "dgamma [H]\n(shared)")
     ax.text(0.4, -0.6, "program per row", ha="center", fontsize=8)
     ax.text(2.4, M + 0.9, f"{M} atomic_adds on the same H addresses", ha="center", fontsize=8)
     ax.set_title("atomics", loc="left", fontsize=10)
@@ -221,7 +221,7 @@ def accumulation_schemes(M: int = 16, rows_per_program: int = 4):
         ax.add_patch(Rectangle((2.4, py - 0.9), 1.6, 1.8, facecolor=c, alpha=0.25, edgecolor=c))
         ax.text(3.2, py, f"partial[{p}]", ha="center", va="center", fontsize=8)
         ax.plot([4.0, 5.6], [py, M / 2], color="#555555", lw=0.8, ls="--")
-    target(ax, 5.6, M / 2, 2.0, "dγ [H]")
+    target(ax, 5.6, M / 2, 2.0, "dgamma [H]")
     ax.text(0.4, -0.6, f"{rows_per_program} rows per program", ha="center", fontsize=8)
     ax.text(3.2, M + 0.9, "plain stores, one writer each", ha="center", fontsize=8)
     ax.text(6.4, M / 2 - 2.6, "second kernel:\nfixed-order sum", ha="center", fontsize=8)

@@ -54,7 +54,7 @@ if CHROMIUM is None and not os.environ.get("CI"):
 MATH_PAGES = ["03_layernorm_forward", "04_linear_forward", "05_layernorm_backward",
               "06_linear_backward", "07_accumulating_gradients"]
 # page -> the fewest figures (matplotlib images in cell outputs) it must show
-FIGURE_PAGES = {"02_triton_model": 5, "03_layernorm_forward": 3, "04_linear_forward": 1,
+FIGURE_PAGES = {"02_triton_model": 6, "03_layernorm_forward": 3, "04_linear_forward": 1,
                 "05_layernorm_backward": 3, "06_linear_backward": 1, "07_accumulating_gradients": 3,
                 "08_case_studies": 2}
 WIDGET_PAGES = ["02_triton_model", "05_layernorm_backward"]
