@@ -57,7 +57,9 @@ def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol:
     flat_bad = torch.nonzero(bad.reshape(-1)).reshape(-1)[:SHOW_INDICES].tolist()
     first = [(_index(i, tuple(ref.shape)), float(ref.reshape(-1)[i]), float(got.reshape(-1)[i])) for i in flat_bad]
     n_unwritten = int(unwritten.sum())
-    return Comparison(label=label, ok=not bool(bad.any()), max_diff=float(finite.max()) if finite.numel() else 0.0,
+    # with NaN/Inf present the largest difference is not a number: say so rather than print 0
+    max_diff = float("nan") if bool(nonfinite.any()) else (float(finite.max()) if finite.numel() else 0.0)
+    return Comparison(label=label, ok=not bool(bad.any()), max_diff=max_diff,
                       worst_ratio=float(ratio.max()) if ratio.numel() else float("inf"), n_bad=int(bad.sum()),
                       n_total=ref.numel(), n_unwritten=n_unwritten,
                       n_nonfinite=int(nonfinite.sum()) - n_unwritten, first_bad=first, allowed=absolute)
