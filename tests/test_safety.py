@@ -20,6 +20,20 @@ def kernel(body: str) -> str:
     return SIGNATURE + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
 
 
+def layernorm(store: str) -> str:
+    """A one-block LayerNorm (right for H <= BLOCK_H) whose result `z` is stored by `store`."""
+    return kernel("""
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_H)
+        mask = cols < H
+        x = tl.load(x_ptr + row * H + cols, mask=mask, other=0.0)
+        mean = tl.sum(x, axis=0) / H
+        diff = tl.where(mask, x - mean, 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)
+        z = diff * rstd * tl.load(gamma_ptr + cols, mask=mask) + tl.load(beta_ptr + cols, mask=mask)
+        """ + store.replace("\n", "\n" + " " * 8))
+
+
 # Each case: a body for the unfused kernel, what the report must say, and the extra CLI options.
 BAD = {
     "syntax_error": (kernel("row = tl.program_id(0\ncols = tl.arange(0, BLOCK_H)"), ["SyntaxError", "cell 4, line"], []),
@@ -66,45 +80,18 @@ BAD = {
         x = tl.load(x_ptr + row * H + cols, mask=cols < H, other=0.0)
         tl.store(z_ptr + row * H + cols, tl.sqrt(x * 0.0 - 1.0), mask=cols < H)
         """), ["NaN or Inf"], []),
-    "wrong_shape": (kernel("""
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK_H)
-        mask = cols < H
-        x = tl.load(x_ptr + row * H + cols, mask=mask, other=0.0)
-        mean = tl.sum(x, axis=0) / H
-        diff = tl.where(mask, x - mean, 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)
-        z = diff * rstd * tl.load(gamma_ptr + cols, mask=mask) + tl.load(beta_ptr + cols, mask=mask)
-        tl.store(z_ptr + cols * tl.num_programs(0) + row, z, mask=mask)
-        """), ["wrong shape", "transposed"], []),
-    "wrong_dtype": (kernel("""
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK_H)
-        mask = cols < H
-        x = tl.load(x_ptr + row * H + cols, mask=mask, other=0.0)
-        mean = tl.sum(x, axis=0) / H
-        diff = tl.where(mask, x - mean, 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)
-        z = diff * rstd * tl.load(gamma_ptr + cols, mask=mask) + tl.load(beta_ptr + cols, mask=mask)
-        tl.store(z_ptr + row * H + cols, z.to(tl.bfloat16), mask=mask)
-        """), ["rounded to bfloat16"], []),
+    "wrong_shape": (layernorm("tl.store(z_ptr + cols * tl.num_programs(0) + row, z, mask=mask)"),
+                    ["wrong shape", "transposed"], []),
+    "wrong_dtype": (layernorm("tl.store(z_ptr + row * H + cols, z.to(tl.bfloat16), mask=mask)"),
+                    ["rounded to bfloat16"], []),
     "output_not_written": (kernel("""
         row = tl.program_id(0)
         cols = tl.arange(0, BLOCK_H)
         x = tl.load(x_ptr + row * H + cols, mask=cols < H, other=0.0)
         """), ["never written"], []),
-    "input_mutated": (kernel("""
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK_H)
-        mask = cols < H
-        x = tl.load(x_ptr + row * H + cols, mask=mask, other=0.0)
-        mean = tl.sum(x, axis=0) / H
-        diff = tl.where(mask, x - mean, 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)
-        tl.store(x_ptr + row * H + cols, diff, mask=mask)
-        z = diff * rstd * tl.load(gamma_ptr + cols, mask=mask) + tl.load(beta_ptr + cols, mask=mask)
-        tl.store(z_ptr + row * H + cols, z, mask=mask)
-        """), ["changed its inputs: x"], []),
+    "input_mutated": (layernorm("tl.store(x_ptr + row * H + cols, diff, mask=mask)\n"
+                                "tl.store(z_ptr + row * H + cols, z, mask=mask)"),
+                      ["changed its inputs: x"], []),
 }
 
 
@@ -114,6 +101,15 @@ def notebook_with(tmp_path, first_kernel: str):
     path = tmp_path / "learner.ipynb"
     path.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
     return path
+
+
+def namespace_of(code: str, tmp_path) -> dict:
+    """Define the kernel as a notebook cell would: in a namespace, with its source findable."""
+    source_file = tmp_path / "cell.py"
+    source_file.write_text("import triton\nimport triton.language as tl\n\n" + code, encoding="utf-8")
+    namespace: dict = {}
+    exec(compile(source_file.read_text(), str(source_file), "exec"), namespace)
+    return namespace
 
 
 def run_cli(path, *options):
@@ -144,19 +140,12 @@ def test_verbose_shows_the_traceback(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["exception", "oob_store", "race", "hang", "nan_output"])
-def test_notebook_style_check_survives(name):
+def test_notebook_style_check_survives(name, tmp_path):
     """In-process, as from a notebook cell: the bad kernel is reported and this process goes on."""
     code, expected, options = BAD[name]
-    namespace: dict = {}
-    exec("import triton\nimport triton.language as tl\n", namespace)
-    source_file = REPO_ROOT / "tests" / f"_scratch_{name}.py"  # functions need a real source file
-    source_file.write_text("import triton\nimport triton.language as tl\n\n" + code, encoding="utf-8")
-    try:
-        exec(compile(source_file.read_text(), str(source_file), "exec"), namespace)
-        timeout = float(options[1]) if options else 60.0
-        report = check("p22", "unfused", namespace=namespace, backend="interpreter", timeout=timeout, plot=False)
-    finally:
-        source_file.unlink()
+    timeout = float(options[1]) if options else 60.0
+    report = check("p22", "unfused", namespace=namespace_of(code, tmp_path), backend="interpreter",
+                   timeout=timeout, plot=False)
     assert not report.passed
     assert any(words.lower() in report.text.lower() for words in expected), report.text
     # the process still works: a passing check right after
@@ -186,18 +175,11 @@ def test_reset_backs_up_then_restores_the_stubs(tmp_path, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_out_of_bounds_does_not_kill_the_notebook():
+def test_gpu_out_of_bounds_does_not_kill_the_notebook(tmp_path):
     # 2**36 elements past the output: far outside anything allocated, so the GPU faults
     code = BAD["oob_store"][0].replace("tl.store(z_ptr + row * H + cols, x)",
                                        "tl.store(z_ptr + row * H + cols + (1 << 36), x)")
-    namespace: dict = {}
-    source_file = REPO_ROOT / "tests" / "_scratch_gpu_oob.py"
-    source_file.write_text("import triton\nimport triton.language as tl\n\n" + code, encoding="utf-8")
-    try:
-        exec(compile(source_file.read_text(), str(source_file), "exec"), namespace)
-        report = check("p22", "unfused", namespace=namespace, backend="gpu", plot=False)
-    finally:
-        source_file.unlink()
+    report = check("p22", "unfused", namespace=namespace_of(code, tmp_path), backend="gpu", plot=False)
     assert not report.passed
     print(report.text)
     assert "illegal memory access" in report.text or "GPU stopped the kernel" in report.text
