@@ -53,19 +53,29 @@ def _share_hint(got: torch.Tensor, shares: torch.Tensor, tol: Tolerance, scale: 
 
 
 def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor) -> str:
-    """With same-sign shares (constant inputs), a too-small sum means updates were lost."""
+    """With same-sign shares (constant inputs), a too-small sum means updates were lost; a sum of
+    exactly nothing means no program added to that element at all."""
     if shares.shape[0] < 2:
         return ""
     same_sign = (shares >= 0).all(dim=0) | (shares <= 0).all(dim=0)
-    sizeable = ref.abs() > 1e-9
-    keep = same_sign & sizeable
+    keep = same_sign & (ref.abs() > 1e-9)
     if not bool(keep.any()):
         return ""
-    ratio = got[keep] / ref[keep]
-    if bool(((ratio > -1e-6) & (ratio < 0.999)).float().mean() > 0.5):
-        share = float(ratio.median())
-        return (f"about {share:.0%} of the expected total (the inputs make every row's share the same sign, "
-                f"so nothing should cancel): contributions were lost. " + ATOMIC_HINT)
+    ratio = torch.zeros_like(ref)
+    ratio[keep] = got[keep] / ref[keep]
+    empty = keep & (got.abs() <= 1e-6 * ref.abs())
+    if bool(empty.any()):
+        flat = empty.reshape(-1, empty.shape[-1]) if empty.dim() > 1 else empty.reshape(1, -1)
+        columns = flat.any(dim=0).nonzero().reshape(-1)
+        start = int(columns.min())
+        if bool(flat[:, start:].all()) and not bool(flat[:, :start].any()) and start > 0:
+            return (f"every element from column {start} on received nothing from any row: the kernel "
+                    f"handled only the first {start} columns. Loop over the row in blocks.")
+        return f"{int(empty.sum())} of {ref.numel()} elements received nothing from any row."
+    partial = ratio[keep]
+    if bool(((partial > 0) & (partial < 0.999)).float().mean() > 0.5):
+        return (f"about {float(partial.median()):.0%} of the expected total (the inputs make every row's "
+                f"share the same sign, so nothing should cancel): contributions were lost. " + ATOMIC_HINT)
     return ""
 
 
