@@ -185,3 +185,14 @@ def test_gpu_out_of_bounds_does_not_kill_the_notebook(tmp_path):
     assert "illegal memory access" in report.text or "GPU stopped the kernel" in report.text
     # the notebook's process goes on, and so does the GPU in a fresh worker
     assert check("p22", "unfused", solution=True, backend="gpu", only_documented=True, plot=False).passed
+
+
+@pytest.mark.gpu
+def test_gpu_compile_error_points_at_the_learners_line(tmp_path):
+    path = notebook_with(tmp_path, BAD["shape_error_in_tl_op"][0])
+    run = subprocess.run([sys.executable, "-m", "checker", "p22", "--unfused", "--notebook", str(path),
+                          "--backend", "gpu"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    print(run.stdout)
+    assert run.returncode == 1
+    assert "does not compile" in run.stdout and "cell 4, line 6" in run.stdout
+    assert "Traceback" not in run.stdout
