@@ -61,16 +61,16 @@ def describe(exc: BaseException, source: KernelSource) -> KernelError:
     if fault is not None:  # the sanitizer's verdict: its message is already written for the learner
         return KernelError(getattr(fault, "kind", "fault"), str(fault), traceback=full)
     root = next((e for e in chain if type(e).__name__ != "InterpreterError"), exc)
-    is_compile = any(type(e).__name__ in ("CompilationError", "CompileTimeAssertionFailure") for e in chain)
-    if is_compile:
-        compile_exc = next(e for e in chain if type(e).__name__ in ("CompilationError", "CompileTimeAssertionFailure"))
-        line = _compile_error_line(compile_exc, source)
-        detail = (getattr(compile_exc, "error_message", None) or str(compile_exc).strip().split("\n")[-1]).strip()
-        # the root cause of a compile error often sits deeper in the chain
-        inner = chain[chain.index(compile_exc) + 1:] if compile_exc in chain else []
-        if inner and not getattr(compile_exc, "error_message", None):
-            detail = f"{type(inner[0]).__name__}: {inner[0]}"
-        return KernelError("compile", f"the kernel does not compile: {detail}",
+    compile_errors = [e for e in chain if type(e).__name__ in ("CompilationError", "CompileTimeAssertionFailure")]
+    if compile_errors:
+        # the learner's line is on the outermost compile error; the reason on the deepest link
+        line = next((n for n in (_compile_error_line(e, source) for e in compile_errors) if n), 0)
+        deepest = chain[-1]
+        reason = getattr(deepest, "error_message", None)
+        if not reason:
+            text = str(deepest).strip().split("\n")
+            reason = text[-1] if deepest in compile_errors else f"{type(deepest).__name__}: {text[0]}"
+        return KernelError("compile", f"the kernel does not compile: {reason.strip()}",
                            source.describe_line(line) if line else "", source.line_text(line) if line else "", full)
     line = _learner_frame(exc, source)
     if isinstance(root, NotImplementedError):

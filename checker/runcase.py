@@ -29,6 +29,34 @@ def _error_map(got: torch.Tensor, ref: torch.Tensor, allowed: float) -> list:
     return pooled[0, 0].tolist()
 
 
+class _SyncedKernels:
+    """On a GPU, wait for each learner kernel right after its launch: a fault then surfaces at the
+    learner's kernel, not at whatever CUDA call comes next (a provided matmul, say)."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def __getattr__(self, name: str):
+        kernel = getattr(self.module, name)
+        if not hasattr(kernel, "__getitem__"):
+            return kernel
+        return _SyncedLauncher(kernel)
+
+
+class _SyncedLauncher:
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        launch = self.kernel[grid]
+
+        def run(*args, **kwargs):
+            result = launch(*args, **kwargs)
+            torch.cuda.synchronize()
+            return result
+        return run
+
+
 def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
     return [name for name, value in before.items()
             if torch.is_tensor(value) and not torch.equal(value, inputs[name])]
@@ -47,7 +75,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             poisoned[output.name] = True
     before = {name: value.clone() for name, value in inputs.items() if torch.is_tensor(value)}
     try:
-        produced = part.launch(kernels, inputs, outputs, case)
+        produced = part.launch(_SyncedKernels(kernels) if device == "cuda" else kernels, inputs, outputs, case)
         if device == "cuda":
             torch.cuda.synchronize()
     except BaseException as exc:  # learner code: any exception is a verdict, not a crash
