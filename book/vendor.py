@@ -120,17 +120,18 @@ def vendor(force: bool = False) -> None:
 
 
 def setup(app):
-    """Sphinx hook (``_config.yml`` loads this file as a local extension): vendor before reading."""
+    """Sphinx hook (``_config.yml`` loads this file as a local extension).
+
+    Vendor right here, while extensions load: Sphinx drops ``html_static_path`` entries that do not
+    exist when it validates the configuration, which comes before any build event. Fetching later
+    (at builder-inited) gave a first build in a fresh clone pages whose MathJax and widgets 404.
+    """
     from sphinx.errors import ExtensionError
-
-    def _on_init(app):
-        try:
-            vendor()
-        except (subprocess.CalledProcessError, SystemExit, OSError) as err:
-            detail = getattr(err, "stderr", None) or err
-            raise ExtensionError(f"could not vendor the book's JavaScript: {detail}") from None
-
-    app.connect("builder-inited", _on_init)
+    try:
+        vendor()
+    except (subprocess.CalledProcessError, SystemExit, OSError) as err:
+        detail = getattr(err, "stderr", None) or err
+        raise ExtensionError(f"could not vendor the book's JavaScript: {detail}") from None
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
