@@ -62,6 +62,28 @@ def _describe_exit(code: int) -> str:
     return f"the checker's worker process exited with status {code}"
 
 
+class LineReader:
+    """Lines from a pipe with a deadline. Reads the raw fd: select() on a buffered file object would
+    miss lines already sitting in its buffer, and wait for data that never comes."""
+
+    def __init__(self, fd: int):
+        self.fd, self.pending = fd, b""
+
+    def readline(self, deadline: float) -> str | None:
+        """The next line ('' at end of stream), or None if the deadline passes first."""
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                line, self.pending = self.pending, b""
+                return line.decode("utf-8", "replace")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line.decode("utf-8", "replace") + "\n"
+
+
 def run_backend(request: Request) -> Iterator[dict]:
     """Yield the worker's messages; add 'hang' and 'crash' events when it stops answering or dies."""
     read_fd, write_fd = os.pipe()
@@ -72,19 +94,20 @@ def run_backend(request: Request) -> Iterator[dict]:
     os.close(write_fd)
     proc.stdin.write(request.to_json().encode())
     proc.stdin.close()
-    reader = os.fdopen(read_fd, "r", encoding="utf-8")
+    reader = LineReader(read_fd)
     current, deadline, done = None, time.monotonic() + STARTUP_TIMEOUT, False
     try:
         while True:
-            ready, _, _ = select.select([reader], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
+            line = reader.readline(deadline)
+            if line is None:
                 _kill(proc)
                 yield {"type": "hang", "part": current and current["part"], "case": current and current["case"],
                        "timeout": request.timeout}
                 return
-            line = reader.readline()
-            if not line:
+            if line == "":
                 break
+            if not line.strip():
+                continue
             message = json.loads(line)
             if message["type"] == "case_start":
                 current, deadline = message, time.monotonic() + request.timeout
@@ -101,5 +124,5 @@ def run_backend(request: Request) -> Iterator[dict]:
     finally:
         if proc.poll() is None:
             _kill(proc)
-        reader.close()
+        os.close(read_fd)
         stderr.close()

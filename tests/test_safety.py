@@ -6,10 +6,12 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
 from checker import check, registry, stubs
+from checker.runner import STARTUP_TIMEOUT
 from checker.spec import REPO_ROOT
 
 PUZZLE = registry.get("p22")
@@ -123,7 +125,9 @@ def test_bad_kernel_gets_one_clear_message_and_exit_1(name, tmp_path):
     code, expected, options = BAD[name]
     path = notebook_with(tmp_path, code)
     before = path.read_bytes()
+    started = time.monotonic()
     run = run_cli(path, *options)
+    elapsed = time.monotonic() - started
     out = run.stdout
     assert run.returncode == 1, out + run.stderr
     for words in expected:
@@ -131,6 +135,8 @@ def test_bad_kernel_gets_one_clear_message_and_exit_1(name, tmp_path):
     assert "Traceback" not in out, out           # tracebacks only with --verbose
     assert path.read_bytes() == before           # the learner's notebook is untouched
     assert "Overall Result: ❌" in out
+    if name == "hang":  # stopped at its own timeout, not at some later, larger limit
+        assert elapsed < 3 + STARTUP_TIMEOUT / 2, elapsed
 
 
 def test_verbose_shows_the_traceback(tmp_path):
