@@ -52,29 +52,35 @@ def _share_hint(got: torch.Tensor, shares: torch.Tensor, tol: Tolerance, scale: 
     return "each element equals one row's share: programs overwrote each other instead of accumulating. " + ATOMIC_HINT
 
 
-def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor) -> str:
-    """With same-sign shares (constant inputs), a too-small sum means updates were lost; a sum of
-    exactly nothing means no program added to that element at all."""
-    if shares.shape[0] < 2:
+def _empty_hint(got: torch.Tensor, ref: torch.Tensor) -> str:
+    """Elements no program added to (still exactly the zero they started at): which ones."""
+    sizeable = ref.abs() > 1e-6 * float(ref.abs().max())
+    empty = sizeable & (got.abs() <= 1e-6 * ref.abs())
+    n_empty, n_sizeable = int(empty.sum()), int(sizeable.sum())
+    if n_empty == 0:
         return ""
+    if n_empty == n_sizeable:
+        return "no program added anything: it still holds the zeros the checker started it with. " + ATOMIC_HINT
+    as_rows = lambda t: t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t.reshape(1, -1)  # noqa: E731
+    flat, unknown = as_rows(empty), as_rows(~sizeable)  # elements whose reference is ~0 say nothing
+    start = int(flat.any(dim=0).nonzero().min())
+    if start > 0 and bool((flat | unknown)[:, start:].all()) and not bool(flat[:, :start].any()):
+        return (f"every element from column {start} on received nothing from any row: the kernel "
+                f"handled only the first {start} columns. Loop over the row in blocks.")
+    if n_empty > n_sizeable // 4:
+        return f"{n_empty} of {n_sizeable} elements received nothing from any row."
+    return ""
+
+
+def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor) -> str:
+    """With same-sign shares (constant inputs) a sum that falls short means updates were lost."""
     same_sign = (shares >= 0).all(dim=0) | (shares <= 0).all(dim=0)
     keep = same_sign & (ref.abs() > 1e-9)
     if not bool(keep.any()):
         return ""
-    ratio = torch.zeros_like(ref)
-    ratio[keep] = got[keep] / ref[keep]
-    empty = keep & (got.abs() <= 1e-6 * ref.abs())
-    if bool(empty.any()):
-        flat = empty.reshape(-1, empty.shape[-1]) if empty.dim() > 1 else empty.reshape(1, -1)
-        columns = flat.any(dim=0).nonzero().reshape(-1)
-        start = int(columns.min())
-        if bool(flat[:, start:].all()) and not bool(flat[:, :start].any()) and start > 0:
-            return (f"every element from column {start} on received nothing from any row: the kernel "
-                    f"handled only the first {start} columns. Loop over the row in blocks.")
-        return f"{int(empty.sum())} of {ref.numel()} elements received nothing from any row."
-    partial = ratio[keep]
-    if bool(((partial > 0) & (partial < 0.999)).float().mean() > 0.5):
-        return (f"about {float(partial.median()):.0%} of the expected total (the inputs make every row's "
+    ratio = got[keep] / ref[keep]
+    if bool(((ratio > 0) & (ratio < 0.999)).float().mean() > 0.5):
+        return (f"about {float(ratio.median()):.0%} of the expected total (the inputs make every row's "
                 f"share the same sign, so nothing should cancel): contributions were lost. " + ATOMIC_HINT)
     return ""
 
@@ -121,5 +127,7 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
                 f"negative variance, or a load of garbage past the data?")
     if output.accumulated and output.name in reference.contributions:
         shares = reference.contributions[output.name]
-        return _share_hint(got, shares, tol, scale) or _lost_hint(got, ref, shares)
+        if shares.shape[0] < 2:
+            return ""
+        return _empty_hint(got, ref) or _share_hint(got, shares, tol, scale) or _lost_hint(got, ref, shares)
     return ""

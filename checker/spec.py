@@ -73,9 +73,11 @@ class Pattern:
 
 @dataclass(frozen=True)
 class SummaryPattern:
-    """If exactly the cases selected by `selects` fail (and some pass), show `hint`."""
+    """If only cases selected by `selects` fail, at least `coverage` of them do, and other cases
+    pass, show `hint`."""
     hint: str
     selects: Callable[[Case], bool]
+    coverage: float = 0.5
 
 
 @dataclass(frozen=True)

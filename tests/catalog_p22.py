@@ -19,6 +19,7 @@ class Bug:
     reasons: tuple                         # substrings the report must contain (any one of each tuple)
     reasons_unsanitized: tuple = ()        # with --no-sanitize, what the hints must say
     cpu_blind_without_sanitizer: bool = False  # the interpreter alone cannot see it (races)
+    misleading: tuple = ()                 # hints that must not appear (they would send the learner astray)
     notes: str = ""
 
 
@@ -37,7 +38,8 @@ BUGS = [
     Bug("variance_without_mask", "unfused",
         (("diff = tl.where(cols < H, x - mean, 0.0)", "diff = x - mean", 1),),
         reasons=(("padded lanes",),),
-        reasons_unsanitized=(("padded lanes",),)),
+        reasons_unsanitized=(("padded lanes",),),
+        misleading=("hard-coded",)),
     Bug("mask_only_for_power_of_two_widths", "unfused",
         # no masks at all: right only when H is a multiple of BLOCK_H (BLOCK_H = next power of 2)
         (("acc += tl.load(x_row + cols, mask=cols < H, other=0.0).to(tl.float32)",
@@ -62,7 +64,8 @@ BUGS = [
         (("    sum_g_xhat = tl.zeros([BLOCK_H], dtype=tl.float32)\n    for start in range(0, H, BLOCK_H):",
           "    sum_g_xhat = tl.zeros([BLOCK_H], dtype=tl.float32)\n    for start in range(0, BLOCK_H, BLOCK_H):", 1),),
         reasons=(("received nothing",), ("loop over the row",)),
-        reasons_unsanitized=(("received nothing",), ("loop over the row",))),
+        reasons_unsanitized=(("every element from column 128 on received nothing",), ("loop over the row",)),
+        misleading=("elements received nothing", "hard-coded")),
     Bug("jacobian_diagonal_dx", "backward",
         (("dx = rstd * (dz * gamma - mean_g - x_hat * mean_g_xhat)",
           "dx = dz * gamma * rstd * (1 - 1 / H - x_hat * x_hat / H)", 1),),

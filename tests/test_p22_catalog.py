@@ -25,6 +25,8 @@ def assert_reasons(text: str, reasons: tuple, bug: Bug) -> None:
     for alternatives in reasons:
         assert any(r.lower() in text.lower() for r in alternatives), (
             f"{bug.name}: the report should say one of {alternatives}:\n{text}")
+    for wrong in bug.misleading:
+        assert wrong.lower() not in text.lower(), f"{bug.name}: misleading hint {wrong!r}:\n{text}"
 
 
 def test_catalog_is_large_enough():
