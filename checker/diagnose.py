@@ -111,7 +111,7 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
         return _unwritten_hint(got, comparison)
-    if got.dtype == torch.float64 and not comparison.n_nonfinite:
+    if not comparison.n_nonfinite:
         hint = _shape_or_dtype_hint(got, ref, scale, tol, reference.condition)
         if hint:
             return hint

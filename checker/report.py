@@ -165,8 +165,7 @@ class ReportWriter:
             self.documented(event)
             return
         ok = event["status"] == "pass"
-        label = f"{event['case']}" + ("" if event["dtype"] == "float32" else "")
-        self.say(f"{INDENT}{OK if ok else BAD} {label:<52} {event['dims']}")
+        self.say(f"{INDENT}{OK if ok else BAD} {event['case']:<52} {event['dims']}")
         if event["status"] == "error":
             error = event["error"]
             key = (error["kind"], error["message"], error.get("where"))

@@ -103,7 +103,6 @@ class Puzzle:
     tolerance: Callable[[str, Output], Tolerance]     # dtype, output -> tolerance
     patterns: tuple[Pattern, ...] = ()
     summary_patterns: tuple[SummaryPattern, ...] = ()
-    kernel_sample: Callable[[Case], dict] | None = None  # optional: describe launch (blocks) in reports
 
     @property
     def key(self) -> str:
