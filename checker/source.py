@@ -63,7 +63,8 @@ def _combine(pieces: list[tuple[str, str, int]], origin: str, filename: str) -> 
     return KernelSource(text, origin, filename, chunks)
 
 
-def _cell_text(cell: dict) -> str:
+def cell_text(cell: dict) -> str:
+    """A notebook cell's source, stored either as one string or as a list of lines."""
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else src
 
@@ -75,7 +76,7 @@ def from_notebook(path: Path, display_name: str) -> KernelSource:
     for number, cell in enumerate(notebook.get("cells", []), start=1):
         if cell.get("cell_type") == "code" and KERNEL_TAG in cell.get("metadata", {}).get("tags", []):
             # IPython magics and shell escapes are not Python: blank them, keep line numbers
-            lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in _cell_text(cell).split("\n")]
+            lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in cell_text(cell).split("\n")]
             pieces.append(("\n".join(lines), f"cell {number}", 0))
     return _combine(pieces, display_name, f"<{display_name}>")
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from checker import registry
-from checker.source import KERNEL_TAG
+from checker.source import KERNEL_TAG, cell_text
 from checker.spec import Puzzle
 
 TODO = "    # TODO: write this kernel, then run the check cell below.\n"
@@ -38,26 +38,21 @@ def kernel_cells(notebook: dict) -> list[dict]:
 
 
 def cell_kernel_name(cell: dict) -> str | None:
-    text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(cell_text(cell))
     except SyntaxError:
         return None
     names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
     return names[-1] if names else None
 
 
-def restubbed(puzzle: Puzzle, notebook: dict, kernel_for_cell: list[str]) -> dict:
-    """The notebook with each kernel cell's source replaced by its stub (cell i -> kernel_for_cell[i])."""
+def restubbed(puzzle: Puzzle, notebook: dict) -> dict:
+    """The notebook with its kernel cells, in order, replaced by the stubs of puzzle.kernel_names."""
     solution = puzzle.solution.read_text(encoding="utf-8")
-    for cell, name in zip(kernel_cells(notebook), kernel_for_cell):
+    for cell, name in zip(kernel_cells(notebook), puzzle.kernel_names):
         cell["source"] = stub_text(solution, name).rstrip("\n")
         cell["outputs"], cell["execution_count"] = [], None
     return notebook
-
-
-def expected_kernel_order(puzzle: Puzzle) -> list[str]:
-    return list(puzzle.kernel_names)
 
 
 def differences(puzzle: Puzzle) -> list[str]:
@@ -66,12 +61,12 @@ def differences(puzzle: Puzzle) -> list[str]:
     cells = kernel_cells(notebook)
     names = [cell_kernel_name(c) for c in cells]
     problems = []
-    if names != expected_kernel_order(puzzle):
-        problems.append(f"{puzzle.notebook.name}: kernel cells define {names}, expected {expected_kernel_order(puzzle)}")
+    expected = list(puzzle.kernel_names)
+    if names != expected:
+        problems.append(f"{puzzle.notebook.name}: kernel cells define {names}, expected {expected}")
     for cell, name in zip(cells, names):
-        if name and name in expected_kernel_order(puzzle):
-            text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            if text.rstrip("\n") != stub_text(solution, name).rstrip("\n"):
+        if name in expected:
+            if cell_text(cell).rstrip("\n") != stub_text(solution, name).rstrip("\n"):
                 problems.append(f"{puzzle.notebook.name}: the cell of `{name}` is not the stub of the solution")
     return problems
 
@@ -85,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     for puzzle in registry.all_puzzles():
         if args.write:
             notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
-            restubbed(puzzle, notebook, expected_kernel_order(puzzle))
+            restubbed(puzzle, notebook)
             puzzle.notebook.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             print(f"wrote {puzzle.notebook.name}")
         for problem in differences(puzzle):

@@ -74,7 +74,7 @@ def _solution_by_kernel() -> list[str]:
         if isinstance(node, ast.FunctionDef):
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             segments[node.name] = "".join(lines[first - 1:node.end_lineno])
-    kernels = stubs.expected_kernel_order(PUZZLE)
+    kernels = PUZZLE.kernel_names
     helpers = [code for name, code in segments.items() if name not in kernels]
     return ["\n\n".join(helpers + [segments[kernels[0]]])] + [segments[k] for k in kernels[1:]]
 
