@@ -42,9 +42,10 @@ def absolute_tolerance(tol: Tolerance, scale: float, condition: float = 1.0) -> 
 
 
 def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
-            poisoned: bool, condition: float = 1.0, rows: int = 0) -> Comparison:
+            poisoned: bool, condition: float = 1.0, rows: "int | torch.Tensor" = 0) -> Comparison:
     """poisoned: `out` was filled with NaN before the launch, so NaN left means 'never written'.
-    rows: how many rows were summed into this output (0 for outputs that are not accumulated)."""
+    rows: how many shares were summed into each element (0 for outputs that are not accumulated;
+    a tensor of ref's shape where elements sum different numbers of shares)."""
     got = out.detach().double().cpu().reshape(ref.shape)
     absolute = absolute_tolerance(tol, scale, condition)
     allowed = absolute + (tol.rtol + tol.per_row * rows) * ref.abs()

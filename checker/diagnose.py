@@ -34,25 +34,31 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> str:
     return hint + "."
 
 
-def _share_hint(got: torch.Tensor, shares: torch.Tensor, tol: Tolerance, scale: float) -> str:
-    """Does each element equal one single row's share? Then shares were overwritten, not summed."""
+def _share_hint(got: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor, tol: Tolerance, scale: float,
+                unit: str) -> str:
+    """Does each element that sums several shares equal one single share? Then shares were
+    overwritten, not summed."""
     m = shares.shape[0]
-    if m < 2:
+    counts = touched.sum(0)
+    several = (counts >= 2).reshape(-1)   # an element with one share always equals it
+    if m < 2 or not bool(several.any()):
         return ""
-    flat_shares = shares.reshape(m, -1)
-    flat = got.reshape(1, -1)
-    allowed = 4 * (absolute_tolerance(tol, scale / m ** 0.5) + tol.rtol * flat_shares.abs())
-    hits = (flat - flat_shares).abs() <= allowed            # [M, elements]
+    flat_shares = shares.reshape(m, -1)[:, several]
+    flat_touched = touched.reshape(m, -1)[:, several]
+    flat = got.reshape(1, -1)[:, several]
+    allowed = 4 * (absolute_tolerance(tol, scale / float(counts.max()) ** 0.5) + tol.rtol * flat_shares.abs())
+    hits = ((flat - flat_shares).abs() <= allowed) & flat_touched   # [S, elements]
     if not bool(hits.any(dim=0).all()):
         return ""
     for row in range(m):
-        if bool(hits[row].all()):
-            return (f"equals the share of row {row} alone: the other rows' contributions were overwritten "
+        if bool((hits[row] | ~flat_touched[row]).all()) and bool(flat_touched[row].all()):
+            return (f"equals the share of {unit} {row} alone: the other {unit}s' contributions were overwritten "
                     f"or never added. " + ATOMIC_HINT)
-    return "each element equals one row's share: programs overwrote each other instead of accumulating. " + ATOMIC_HINT
+    return (f"each element equals one {unit}'s share: programs overwrote each other instead of accumulating. "
+            + ATOMIC_HINT)
 
 
-def _empty_hint(got: torch.Tensor, ref: torch.Tensor) -> str:
+def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> str:
     """Elements no program added to (still exactly the zero they started at): which ones."""
     sizeable = ref.abs() > 1e-6 * float(ref.abs().max())
     empty = sizeable & (got.abs() <= 1e-6 * ref.abs())
@@ -65,24 +71,37 @@ def _empty_hint(got: torch.Tensor, ref: torch.Tensor) -> str:
     flat, unknown = as_rows(empty), as_rows(~sizeable)  # elements whose reference is ~0 say nothing
     start = int(flat.any(dim=0).nonzero().min())
     if start > 0 and bool((flat | unknown)[:, start:].all()) and not bool(flat[:, :start].any()):
-        return (f"every element from column {start} on received nothing from any row: the kernel "
+        return (f"every element from column {start} on received nothing from any {unit}: the kernel "
                 f"handled only the first {start} columns. Loop over the row in blocks.")
     if n_empty > n_sizeable // 4:
-        return f"{n_empty} of {n_sizeable} elements received nothing from any row."
+        return f"{n_empty} of {n_sizeable} elements received nothing from any {unit}."
     return ""
 
 
-def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor) -> str:
-    """With same-sign shares (constant inputs) a sum that falls short means updates were lost."""
-    same_sign = (shares >= 0).all(dim=0) | (shares <= 0).all(dim=0)
-    keep = same_sign & (ref.abs() > 1e-9)
+def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor,
+               tol: Tolerance, scale: float) -> str:
+    """Lost updates have a signature: where every share of an element is the same (identical rows,
+    constant inputs), a sum that lost updates holds a whole number k of shares, 1 <= k < n. A total
+    that is merely off (a wrong formula, atomics everywhere) does not fit, and gets no such hint."""
+    m = shares.shape[0]
+    flat_shares = shares.reshape(m, -1)
+    flat_touched = touched.reshape(m, -1)
+    counts = flat_touched.sum(0)
+    first = torch.where(flat_touched, flat_shares, torch.nan).nanmean(0)
+    allowed = 4 * (absolute_tolerance(tol, scale / max(float(counts.max()), 1.0) ** 0.5) + tol.rtol * first.abs())
+    equal = ((flat_shares - first).abs() <= allowed) | ~flat_touched
+    flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
+    wrong = (flat_got - flat_ref).abs() > 4 * (absolute_tolerance(tol, scale) + tol.rtol * flat_ref.abs())
+    keep = equal.all(0) & (counts >= 2) & (first.abs() > 1e-9 * max(float(first.abs().max()), 1e-300)) & wrong
     if not bool(keep.any()):
         return ""
-    ratio = got[keep] / ref[keep]
-    if bool(((ratio > 0) & (ratio < 0.999)).float().mean() > 0.5):
-        return (f"about {float(ratio.median()):.0%} of the expected total (the inputs make every row's "
-                f"share the same sign, so nothing should cancel): contributions were lost. " + ATOMIC_HINT)
-    return ""
+    k = flat_got[keep] / first[keep]
+    whole = ((k - k.round()).abs() * first[keep].abs() <= allowed[keep]) & (k.round() >= 1) & (k.round() < counts[keep])
+    if float(whole.double().mean()) < 0.9:
+        return ""
+    fraction = float((flat_got[keep] / flat_ref[keep]).median())
+    return (f"about {fraction:.0%} of the expected total, and a whole number of equal shares: some programs' "
+            f"additions were lost (overwritten by another program's read-modify-write). " + ATOMIC_HINT)
 
 
 def _shape_or_dtype_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
@@ -126,8 +145,13 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
         return (f"{comparison.n_nonfinite} elements are NaN or Inf: a division by zero, the square root of a "
                 f"negative variance, or a load of garbage past the data?")
     if output.accumulated and output.name in reference.contributions:
-        shares = reference.contributions[output.name]
+        shares = reference.contributions[output.name].double()
+        touched = reference.touched.get(output.name)
+        if touched is None:
+            touched = torch.ones_like(shares, dtype=torch.bool)
         if shares.shape[0] < 2:
             return ""
-        return _empty_hint(got, ref) or _share_hint(got, shares, tol, scale) or _lost_hint(got, ref, shares)
+        unit = output.share_unit
+        return (_empty_hint(got, ref, unit) or _share_hint(got, shares, touched, tol, scale, unit)
+                or _lost_hint(got, ref, shares, touched, tol, scale))
     return ""

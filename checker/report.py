@@ -78,8 +78,10 @@ def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
 class ReportWriter:
     """Feed it events; it prints as it goes (so a slow case shows progress) and tallies verdicts."""
 
-    def __init__(self, puzzle: Puzzle, write: Callable[[str], None] = print, verbose: bool = False):
+    def __init__(self, puzzle: Puzzle, write: Callable[[str], None] = print, verbose: bool = False,
+                 timeout_advice: str = "--timeout SECONDS"):
         self.puzzle, self.write, self.verbose = puzzle, write, verbose
+        self.timeout_advice = timeout_advice
         self.lines: list[str] = []
         self.tallies: dict[tuple[str, str], PartTally] = {}   # (part, backend label) -> tally
         self.backend = ""
@@ -135,7 +137,7 @@ class ReportWriter:
         elif kind == "hang":
             self.say(f"{INDENT}{BAD} {event['case'] or 'starting up'}: still running after {event['timeout']:g} s, "
                      f"so it was stopped. A loop that never ends? (check the loop bounds and the step; "
-                     f"raise the limit with --timeout SECONDS)")
+                     f"raise the limit with {self.timeout_advice})")
             self.stop_parts(f"hang in {event['case']}")
         elif kind == "crash":
             where = f" during {event['case']}" if event.get("case") else ""
@@ -165,7 +167,8 @@ class ReportWriter:
             self.documented(event)
             return
         ok = event["status"] == "pass"
-        self.say(f"{INDENT}{OK if ok else BAD} {event['case']:<52} {event['dims']}")
+        dims = "" if event["case"].startswith(event["dims"]) else event["dims"]  # the name says it already
+        self.say(f"{INDENT}{OK if ok else BAD} {event['case']:<52} {dims}".rstrip())
         if event["status"] == "error":
             error = event["error"]
             key = (error["kind"], error["message"], error.get("where"))
@@ -185,7 +188,8 @@ class ReportWriter:
                          f"(inputs are read-only; write only to outputs)")
 
     def documented(self, event: dict) -> None:
-        self.say(f"Testing with dimensions: {event['dims']}" + ("" if event["dtype"] == "float32" else f" ({event['dtype']})"))
+        what = "sizes" if event.get("sized") else "dimensions"
+        self.say(f"Testing with {what}: {event['dims']}" + ("" if event["dtype"] == "float32" else f" ({event['dtype']})"))
         self.say(f"{INDENT}Computing PyTorch autograd reference...")
         if event["status"] == "error":
             error = event["error"]
@@ -198,7 +202,7 @@ class ReportWriter:
         forward = [c for c in comparisons if c["forward"]]
         grads = [c for c in comparisons if not c["forward"]]
         for c in forward:
-            name = "Forward" if c["label"] == "output" else "LayerNorm output"
+            name = c.get("title") or c["label"]
             diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
             self.say(f"{INDENT}{name} max difference: {diff}" + ("" if c["ok"] else f" {BAD}"))
             if not c["ok"]:
@@ -211,13 +215,15 @@ class ReportWriter:
                 for line in _comparison_lines(c):
                     self.say(line)
         verdict = lambda group: f"{OK} CORRECT" if all(c["ok"] for c in group) else f"{BAD} INCORRECT"  # noqa: E731
+        part = self.puzzle.part(event["part"])
+        width = max(len(part.forward_label), len(part.gradient_label), len("Overall")) + 2
         if forward:
-            self.say(f"{INDENT}Forward pass: {verdict(forward)}")
+            self.say(f"{INDENT}{(part.forward_label + ':').ljust(width)}{verdict(forward)}")
         if grads:
-            self.say(f"{INDENT}Gradients:    {verdict(grads)}")
+            self.say(f"{INDENT}{(part.gradient_label + ':').ljust(width)}{verdict(grads)}")
         if event.get("mutated"):
             self.say(f"{INDENT}{BAD} the kernel changed its inputs: {', '.join(event['mutated'])}")
-        self.say(f"{INDENT}Overall:      {OK + ' CORRECT' if event['status'] == 'pass' else BAD + ' INCORRECT'}")
+        self.say(f"{INDENT}{'Overall:'.ljust(width)}{OK + ' CORRECT' if event['status'] == 'pass' else BAD + ' INCORRECT'}")
         self.say("Case matrix:")
 
     def part_end(self, part: str) -> None:

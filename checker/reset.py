@@ -6,7 +6,7 @@ import shutil
 import time
 
 from checker.spec import REPO_ROOT, Puzzle
-from checker.stubs import restubbed
+from checker.stubs import restubbed, write_notebook
 
 
 def reset_notebook(puzzle: Puzzle) -> int:
@@ -16,7 +16,7 @@ def reset_notebook(puzzle: Puzzle) -> int:
     shutil.copy2(path, backup)  # first the copy, so nothing is lost whatever happens next
     notebook = json.loads(path.read_text(encoding="utf-8"))
     restubbed(puzzle, notebook)
-    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_notebook(path, notebook)
     print(f"Your version is saved as {backup.relative_to(REPO_ROOT)}.")
     print(f"{path.relative_to(REPO_ROOT)} has its original kernel stubs again (its other cells are as you left them).")
     return 0

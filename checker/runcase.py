@@ -14,7 +14,7 @@ MAX_MAP = 64  # error maps for plots are pooled down to at most MAX_MAP x MAX_MA
 
 def _case_header(case: Case) -> dict:
     return {"case": case.name, "dims": case.dims, "dtype": case.dtype, "documented": case.documented,
-            "tags": sorted(case.tags), "params": dict(case.params)}
+            "tags": sorted(case.tags), "params": dict(case.params), "sized": bool(case.sizes)}
 
 
 def _error_map(got: torch.Tensor, ref: torch.Tensor, allowed: float) -> list:
@@ -57,6 +57,17 @@ class _SyncedLauncher:
         return run
 
 
+def _terms(reference, output) -> "int | torch.Tensor":
+    """How many shares each element of an accumulated output sums (0 for plain outputs)."""
+    if not output.accumulated:
+        return 0
+    if output.name in reference.touched:
+        return reference.touched[output.name].sum(0).double()
+    if output.name in reference.contributions:
+        return reference.contributions[output.name].shape[0]
+    return reference.rows
+
+
 def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
     return [name for name, value in before.items()
             if torch.is_tensor(value) and not torch.equal(value, inputs[name])]
@@ -74,6 +85,9 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             outputs[output.name].fill_(float("nan"))  # an output never written stays NaN
             poisoned[output.name] = True
     before = {name: value.clone() for name, value in inputs.items() if torch.is_tensor(value)}
+    if device == "cpu":
+        from checker import sanitizer  # a race message depends on whether the output sums shares
+        sanitizer.expect_shared([outputs[o.name] for o in part.outputs if o.accumulated and o.name in outputs])
     try:
         produced = part.launch(_SyncedKernels(kernels) if device == "cuda" else kernels, inputs, outputs, case)
         if device == "cuda":
@@ -94,15 +108,15 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         if got is None or tuple(got.shape) != tuple(ref.shape) and got.numel() != ref.numel():
             shape = None if got is None else list(got.shape)
             comparisons.append({"label": output.label, "ok": False, "forward": output.forward,
+                                "title": output.title or output.label,
                                 "hint": f"wrong shape: expected {list(ref.shape)}, got {shape}"})
             continue
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
-                             poisoned.get(output.name, False), reference.condition,
-                             reference.rows if output.accumulated else 0)
+                             poisoned.get(output.name, False), reference.condition, _terms(reference, output))
         if not comparison.ok:
             comparison.hint = output_hint(puzzle, output, got, reference, tol, comparison)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
-        comparisons.append({**comparison.to_json(), "forward": output.forward})
+        comparisons.append({**comparison.to_json(), "forward": output.forward, "title": output.title or output.label})
     ok = all(c["ok"] for c in comparisons) and not mutated
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons,
             "mutated": mutated, "error_maps": maps}

@@ -84,6 +84,19 @@ class _Config:
 
 
 _config: Optional[_Config] = None  # None while disabled
+_shared: list[tuple[int, int]] = []  # byte ranges of outputs that several programs add into
+
+
+def expect_shared(tensors: list[torch.Tensor]) -> None:
+    """Declare the outputs that programs accumulate into (parameter gradients, histograms): a race
+    there calls for atomics; anywhere else it means overlapping offsets. Replaces the last call."""
+    _shared[:] = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for t in tensors]
+
+
+def _is_shared(buf: "_Buffer") -> bool:
+    lo = buf.original.data_ptr()
+    hi = lo + buf.nbytes
+    return any(lo < end and start < hi for start, end in _shared)
 _originals: dict[tuple[type, str], Any] = {}
 
 
@@ -501,6 +514,13 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
     offset = (addr - view.start) // view.itemsize
     doing = {LOAD: "loads", STORE: "stores to", ATOMIC: f"updates it with tl.{op}, and"}[kind]
     done = "stored to it with a plain tl.store" if other_stored else "also reads or updates it"
+    if _is_shared(buf):
+        fix = ("Fix: this output sums shares from several programs: add each share with tl.atomic_add "
+               "(or another tl.atomic_* op), never with a load, an add and a store.")
+    else:
+        fix = (f"Fix: each element of `{view.name}` belongs to exactly one program, so two programs reaching "
+               "it means their offsets overlap: compute every offset from tl.program_id, and mask the "
+               "lanes past the end of the program's own block or row.")
     message = "\n".join([
         f"Data race on `{view.name}` {_element_text(view, offset)}, in program {_pid_text(pid)} at "
         f"{_where(filename, lineno)}",
@@ -509,8 +529,7 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
         "On a GPU, programs run in parallel, so these accesses happen in no fixed order and one "
         "program's update can overwrite another's. The interpreter runs programs one after another, "
         "so the answer can look right here and still be wrong on a GPU.",
-        "Fix: accumulate shared results with tl.atomic_add (or another tl.atomic_* op), or split the "
-        "work so that exactly one program owns each element.",
+        fix,
     ])
     return KernelFault("race", pid, filename, lineno, view.name, message)
 

@@ -31,16 +31,19 @@ class Tolerance:
 class Case:
     """One input configuration. `tags` let summary patterns say which kind of case fails."""
     name: str
-    dims_in: tuple[int, ...]        # e.g. (4, 4, 8): batch dims + hidden
-    dims_out: tuple[int, ...]       # e.g. (4, 4, 16)
+    dims_in: tuple[int, ...] = ()   # p22's form: (4, 4, 8), batch dims + hidden ...
+    dims_out: tuple[int, ...] = ()  # ... -> (4, 4, 16)
     dtype: str = "float32"          # "float32" or "bfloat16"
     gpu_only: bool = False
     documented: bool = False        # the configuration the puzzle text uses: reported in full
     tags: frozenset[str] = frozenset()
     params: Mapping[str, Any] = field(default_factory=dict)  # puzzle-specific: blocks, input recipe
+    sizes: Mapping[str, int] = field(default_factory=dict)   # the short form's named sizes: {"M": 4, "N": 8}
 
     @property
     def dims(self) -> str:
+        if self.sizes:
+            return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
         return f"{list(self.dims_in)} -> {list(self.dims_out)}"
 
 
@@ -50,7 +53,9 @@ class Output:
     name: str                       # key in the outputs dict
     label: str                      # printed name, e.g. "grad_ln_weight"
     forward: bool                   # forward output (else a gradient)
-    accumulated: bool = False       # summed over rows by several programs (parameter gradients)
+    accumulated: bool = False       # several programs add shares into one element (atomics)
+    title: str = ""                 # the documented case's "<title> max difference" line (default: label)
+    share_unit: str = "row"         # accumulated: what one share comes from, in hints ("row", "token")
 
 
 @dataclass
@@ -59,8 +64,11 @@ class Reference:
     outputs: dict[str, Any]                   # name -> tensor
     scales: dict[str, float]                  # name -> typical magnitude (tolerance scale)
     condition: float = 1.0                    # digits the input costs (see Tolerance)
-    rows: int = 1                             # rows summed into accumulated outputs
-    contributions: dict[str, Any] = field(default_factory=dict)  # accumulated name -> [M, ...] per-row shares
+    rows: int = 1                             # rows summed into accumulated outputs (when terms is silent)
+    contributions: dict[str, Any] = field(default_factory=dict)  # accumulated name -> [S, ...] shares
+    # accumulated name -> [S, ...] bool: which elements share s adds to (default: all of them), for
+    # sparse accumulation (an embedding row, a histogram bin gets as many shares as it has hits)
+    touched: dict[str, Any] = field(default_factory=dict)
     alternatives: dict[str, dict[str, Any]] = field(default_factory=dict)  # pattern -> outputs of a known bug
 
 
@@ -89,6 +97,8 @@ class Part:
     outputs: tuple[Output, ...]
     allocate: Callable[[dict, Case], dict]            # inputs -> empty outputs (the runner fills NaN)
     launch: Callable[[Any, dict, dict, Case], dict]   # kernels, inputs, outputs -> outputs (+ derived)
+    forward_label: str = "Forward pass"               # the documented case's verdict lines
+    gradient_label: str = "Gradients"
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,11 @@ class Puzzle:
     tolerance: Callable[[str, Output], Tolerance]     # dtype, output -> tolerance
     patterns: tuple[Pattern, ...] = ()
     summary_patterns: tuple[SummaryPattern, ...] = ()
+    # the page's labelled equations ($$ ... $$ (eq-p06-dx)) -> (label, case) -> max |formula - autograd|
+    equations: tuple[str, ...] = ()
+    equation_error: Callable[[str, Case], float] | None = None
+    skill: str = ""                 # what the puzzle teaches, one line (the book's table of puzzles)
+    chapter: str = ""               # the book part it belongs to, e.g. "Programs, blocks and masks"
 
     @property
     def key(self) -> str:

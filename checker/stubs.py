@@ -71,17 +71,26 @@ def differences(puzzle: Puzzle) -> list[str]:
     return problems
 
 
+def write_notebook(path: Path, notebook: dict) -> None:
+    """In Jupyter's own format (nbformat: sorted keys, one-space indent), so a rewrite changes only
+    the cells that changed."""
+    import nbformat
+    nbformat.write(nbformat.from_dict(notebook), str(path))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m checker.stubs")
+    parser.add_argument("puzzles", nargs="*", help="e.g. p07 (default: every puzzle)")
     parser.add_argument("--write", action="store_true", help="rewrite the notebooks' kernel cells")
     parser.add_argument("--verify", action="store_true", help="exit 1 if a notebook differs (default)")
     args = parser.parse_args(argv)
     failures = 0
-    for puzzle in registry.all_puzzles():
+    chosen = [registry.get(p) for p in args.puzzles] if args.puzzles else registry.all_puzzles()
+    for puzzle in chosen:
         if args.write:
             notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
             restubbed(puzzle, notebook)
-            puzzle.notebook.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_notebook(puzzle.notebook, notebook)
             print(f"wrote {puzzle.notebook.name}")
         for problem in differences(puzzle):
             print(problem)

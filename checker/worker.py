@@ -26,12 +26,37 @@ def _set_backend_env(backend: str) -> None:
 
 
 class Channel:
+    """Events to the parent process, one JSON line each."""
+
     def __init__(self, fd: int):
         self.stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
 
     def send(self, kind: str, **fields) -> None:
         self.stream.write(json.dumps({"type": kind, **fields}) + "\n")
         self.stream.flush()
+
+
+class ListChannel:
+    """Events kept in a list: the worker run inside the caller's process (tests; see in_process)."""
+
+    def __init__(self):
+        self.events: list[dict] = []
+
+    def send(self, kind: str, **fields) -> None:
+        # through JSON, so the in-process path sees exactly what the pipe would carry
+        self.events.append(json.loads(json.dumps({"type": kind, **fields})))
+
+
+def run_in_process(request: dict) -> list[dict]:
+    """The worker's events for `request`, run here. No hang or crash protection: for tests, where
+    importing torch once for many checks matters and pytest-timeout guards against hangs. The
+    backend must match how triton was imported in this process (TRITON_INTERPRET)."""
+    channel = ListChannel()
+    try:
+        run(request, channel)
+    finally:
+        channel.send("done")
+    return channel.events
 
 
 def _load_kernels(source, module_name: str):
@@ -51,21 +76,30 @@ def _device_name(backend: str) -> str:
     return "CPU"
 
 
-def run(request: dict, channel: Channel) -> None:
+def run(request: dict, channel) -> None:
     backend = request["backend"]
     _set_backend_env(backend)
     import torch
     import triton
 
     from checker import registry
-    from checker.errors import describe
-    from checker.runcase import run_case
     from checker.source import KernelSource
 
     puzzle = registry.get(request["puzzle"])
     source = KernelSource.from_json(request["source"])
     channel.send("hello", backend=backend, device=_device_name(backend), triton=triton.__version__,
                  torch=torch.__version__, cuda=torch.cuda.is_available())
+    try:
+        _run_parts(request, channel, puzzle, source, backend)
+    finally:
+        if backend == "interpreter" and request.get("sanitize", True):
+            from checker import sanitizer
+            sanitizer.disable()
+
+
+def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
+    from checker.errors import describe
+    from checker.runcase import run_case
     try:
         kernels = _load_kernels(source, f"learner_{puzzle.key}")
     except BaseException as exc:  # the learner's top-level code: anything can happen
@@ -75,7 +109,6 @@ def run(request: dict, channel: Channel) -> None:
     if backend == "interpreter":
         from checker.compat import fix_interpreter_index
         fix_interpreter_index()
-    sanitizer = None
     if backend == "interpreter" and request.get("sanitize", True):
         from checker import sanitizer
         sanitizer.enable(learner_files=lambda f: f == source.filename,
@@ -96,8 +129,6 @@ def run(request: dict, channel: Channel) -> None:
                 channel.send("stopped", reason=result["error"]["message"])
                 return
         channel.send("part_end", part=part.name)
-    if sanitizer is not None:
-        sanitizer.disable()
 
 
 def main() -> None:

@@ -6,22 +6,7 @@ change to the solution that makes a patch stale fails loudly instead of testing 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from checker import registry
-
-
-@dataclass(frozen=True)
-class Bug:
-    name: str
-    part: str                              # the part whose check must fail
-    patches: tuple                         # ((old, new, count), ...)
-    reasons: tuple                         # substrings the report must contain (any one of each tuple)
-    reasons_unsanitized: tuple = ()        # with --no-sanitize, what the hints must say
-    cpu_blind_without_sanitizer: bool = False  # the interpreter alone cannot see it (races)
-    misleading: tuple = ()                 # hints that must not appear (they would send the learner astray)
-    notes: str = ""
-
+from catalog import Alternative, Bug
 
 BUGS = [
     Bug("overwrite_instead_of_accumulate", "backward",
@@ -38,7 +23,6 @@ BUGS = [
     Bug("variance_without_mask", "unfused",
         (("diff = tl.where(cols < H, x - mean, 0.0)", "diff = x - mean", 1),),
         reasons=(("padded lanes",),),
-        reasons_unsanitized=(("padded lanes",),),
         misleading=("hard-coded",)),
     Bug("mask_only_for_power_of_two_widths", "unfused",
         # no masks at all: right only when H is a multiple of BLOCK_H (BLOCK_H = next power of 2)
@@ -58,38 +42,31 @@ BUGS = [
     Bug("first_block_only", "unfused",
         (("for start in range(0, H, BLOCK_H):  # rows wider than one block",
           "for start in range(0, BLOCK_H, BLOCK_H):  # rows wider than one block", 1),),
-        reasons=(("never written",), ("loop over the row",)),
-        reasons_unsanitized=(("loop over the row",),)),
+        reasons=(("never written",), ("loop over the row",))),
     Bug("first_block_only_in_backward", "backward",
         (("    sum_g_xhat = tl.zeros([BLOCK_H], dtype=tl.float32)\n    for start in range(0, H, BLOCK_H):",
           "    sum_g_xhat = tl.zeros([BLOCK_H], dtype=tl.float32)\n    for start in range(0, BLOCK_H, BLOCK_H):", 1),),
-        reasons=(("received nothing",), ("loop over the row",)),
-        reasons_unsanitized=(("every element from column 128 on received nothing",), ("loop over the row",)),
+        reasons=(("every element from column 128 on received nothing",), ("loop over the row",)),
         misleading=("elements received nothing", "hard-coded")),
     Bug("jacobian_diagonal_dx", "backward",
         (("dx = rstd * (dz * gamma - mean_g - x_hat * mean_g_xhat)",
           "dx = dz * gamma * rstd * (1 - 1 / H - x_hat * x_hat / H)", 1),),
-        reasons=(("Jacobian diagonal",), ("cross terms",)),
-        reasons_unsanitized=(("Jacobian diagonal",),)),
+        reasons=(("Jacobian diagonal",), ("cross terms",))),
     Bug("unbiased_variance", "unfused",
         (("var = tl.sum(acc, axis=0) / H  #", "var = tl.sum(acc, axis=0) / (H - 1)  #", 1),),
-        reasons=(("unbiased variance",),),
-        reasons_unsanitized=(("unbiased variance",),)),
+        reasons=(("unbiased variance",),)),
     Bug("eps_outside_sqrt", "unfused",
         (("rstd = 1.0 / tl.sqrt(var + eps)", "rstd = 1.0 / (tl.sqrt(var) + eps)", 1),),
-        reasons=(("eps belongs inside",),),
-        reasons_unsanitized=(("eps belongs inside",),)),
+        reasons=(("eps belongs inside",),)),
     Bug("w_transposed", "fused",
         (("w = tl.load(w_ptr + outs[None, :] * H + cols[:, None], mask=col_ok[:, None] & out_ok[None, :], other=0.0)",
           "w = tl.load(w_ptr + cols[:, None] * N + outs[None, :], mask=col_ok[:, None] & out_ok[None, :], other=0.0)",
           1),),
-        reasons=(("W read transposed",),),
-        reasons_unsanitized=(("W read transposed",),)),
+        reasons=(("W read transposed",),)),
     Bug("bias_gradient_from_one_row", "backward",
         (("        tl.atomic_add(dbias_ptr + outs, dy, mask=outs < N)",
           "        if row == 0:\n            tl.atomic_add(dbias_ptr + outs, dy, mask=outs < N)", 1),),
-        reasons=(("share of row 0 alone",),),
-        reasons_unsanitized=(("share of row 0 alone",),)),
+        reasons=(("share of row 0 alone",),)),
     Bug("hidden_size_hard_coded_8", "unfused",
         (('    row = tl.program_id(0)\n    x_row = x_ptr + row * H\n    mean, rstd = row_statistics',
           '    H = 8  # "the example has 8 features"\n    row = tl.program_id(0)\n    x_row = x_ptr + row * H\n'
@@ -100,21 +77,35 @@ BUGS = [
         (("        diff = tl.where(cols < H, x - mean, 0.0)\n        acc += diff * diff\n"
           "    var = tl.sum(acc, axis=0) / H",
           "        acc += x * x\n    var = tl.sum(acc, axis=0) / H - mean * mean", 1),),
-        reasons=(("cancels catastrophically",),),
-        reasons_unsanitized=(("cancels catastrophically",),)),
+        reasons=(("cancels catastrophically",),)),
     Bug("row_block_not_masked_on_store", "fused",
         (("tl.store(y_ptr + rows[:, None] * N + outs[None, :], y, mask=row_ok[:, None] & out_ok[None, :])",
           "tl.store(y_ptr + rows[:, None] * N + outs[None, :], y, mask=out_ok[None, :])", 1),),
         reasons=(("out of bounds", "out-of-bounds"), ("y_ptr",)),
         notes="writes past the end of y when BLOCK_M does not divide M: memory corruption unsanitized"),
+    Bug("dgamma_from_x_instead_of_x_hat", "backward",
+        (("tl.atomic_add(dgamma_ptr + cols, dz * x_hat, mask=col_ok)",
+          "tl.atomic_add(dgamma_ptr + cols, dz * x, mask=col_ok)", 1),),
+        reasons=(("grad_ln_weight",),),
+        misleading=("lost", "tl.atomic_add", "overwr"),
+        notes="a wrong formula with atomics everywhere: no hint may blame lost updates"),
+    Bug("dw_from_x_hat_instead_of_z", "backward",
+        (("tl.atomic_add(dw_ptr + tile, dy[:, None] * z[None, :], mask=tile_ok)",
+          "tl.atomic_add(dw_ptr + tile, dy[:, None] * x_hat[None, :], mask=tile_ok)", 1),),
+        reasons=(("grad_linear_weight",),),
+        misleading=("lost", "tl.atomic_add", "overwr")),
+    Bug("dx_store_without_mask", "backward",
+        (("tl.store(dx_ptr + row * H + cols, dx, mask=col_ok)", "tl.store(dx_ptr + row * H + cols, dx)", 1),),
+        reasons=(("dx_ptr",), ("mask",)),
+        misleading=("atomic",),
+        notes="lanes past H land in the next row: a race between neighbours, fixed by the mask, not atomics"),
 ]
 
-
-def patched_solution(bug: Bug) -> str:
-    text = registry.get("p22").solution.read_text(encoding="utf-8")
-    for old, new, count in bug.patches:
-        found = text.count(old)
-        if found != count:
-            raise AssertionError(f"{bug.name}: patch applies {found} times, expected {count}: {old[:60]!r}")
-        text = text.replace(old, new)
-    return text
+ALTERNATIVES = [
+    Alternative("dx_expanded", (("dx = rstd * (dz * gamma - mean_g - x_hat * mean_g_xhat)",
+                                 "dx = rstd * dz * gamma - rstd * mean_g - rstd * x_hat * mean_g_xhat", 1),),
+                notes="the same dx, the product expanded"),
+    Alternative("normalise_with_scale", (("z = (x - mean) * rstd * gamma + beta",
+                                          "scale = rstd * gamma\n        z = x * scale + (beta - mean * scale)", 1),),
+                notes="LayerNorm forward folded into one multiply-add per element"),
+]

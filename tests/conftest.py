@@ -1,10 +1,20 @@
-"""Shared test setup: kernels run in Triton's interpreter unless a test asks the checker for a GPU."""
+"""Shared test setup: kernels run in Triton's interpreter unless a test asks the checker for a GPU;
+one marker per puzzle (pytest -m p07), registered from the checker's registry."""
 import os
+import sys
+from pathlib import Path
 
 # must be set before any test module imports triton
 os.environ.setdefault("TRITON_INTERPRET", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/catalog*.py
 
 import pytest  # noqa: E402
+
+
+def pytest_configure(config):
+    from checker import registry
+    for puzzle in registry.all_puzzles():
+        config.addinivalue_line("markers", f"{puzzle.key}: puzzle {puzzle.number} ({puzzle.title})")
 
 
 def _cuda() -> bool:

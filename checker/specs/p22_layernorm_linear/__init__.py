@@ -159,8 +159,8 @@ def tolerance(dtype: str, output: Output) -> Tolerance:
     return TOLERANCES[dtype][output.name]
 
 
-Y = Output("output", "output", forward=True)
-Z = Output("ln_output", "ln_output", forward=True)
+Y = Output("output", "output", forward=True, title="Forward")
+Z = Output("ln_output", "ln_output", forward=True, title="LayerNorm output")
 GRADS = (Output("grad_input", "grad_input", forward=False),
          Output("grad_ln_weight", "grad_ln_weight", forward=False, accumulated=True),
          Output("grad_ln_bias", "grad_ln_bias", forward=False, accumulated=True),

@@ -1,0 +1,214 @@
+"""The contract every registered puzzle keeps, one test module for all of them.
+
+For each puzzle: the solution passes in the interpreter using at most half of every tolerance;
+the untouched notebook fails with the not-implemented line and exit status 1; the notebook's stubs
+are the solution's signatures, and the solution cut into the notebook's kernel cells passes; every
+catalog bug is rejected for its stated reason (and with no misleading hint); every alternative
+correct kernel passes; the book has its page and the table of contents lists it.
+
+Checks run in this process (torch and triton imported once, not once per kernel); the CLI is run
+as a subprocess only where its exit status is the point. Select one puzzle with `pytest -m p07`.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from catalog import entries, patched
+from checker import registry, stubs
+from checker.session import run_check
+from checker.source import from_notebook, from_text
+from checker.spec import REPO_ROOT, Puzzle
+
+PUZZLES = registry.all_puzzles()
+MARGIN = 0.5  # the solution may use at most this fraction of any tolerance
+
+
+def by_puzzle(items=None):
+    """pytest params, each marked with its puzzle's marker (pytest -m p07)."""
+    if items is None:
+        return [pytest.param(p, id=p.key, marks=getattr(pytest.mark, p.key)) for p in PUZZLES]
+    return [pytest.param(p, item, id=f"{p.key}-{item.name}", marks=getattr(pytest.mark, p.key))
+            for p in PUZZLES for item in items(p)]
+
+
+def check_text(puzzle: Puzzle, text: str, parts: list[str], name: str, **options):
+    lines: list[str] = []
+    options.setdefault("backend", "interpreter")
+    in_process = options["backend"] == "interpreter"
+    report = run_check(puzzle, parts, from_text(text, f"catalog/{puzzle.key}_{name}.py"), write=lines.append,
+                       in_process=in_process, **options)
+    return report, "\n".join(lines)
+
+
+def all_parts(puzzle: Puzzle) -> list[str]:
+    return [p.name for p in puzzle.parts]
+
+
+def worst_ratios(report) -> dict:
+    worst = {}
+    for result in report.results:
+        for c in result.get("comparisons", []):
+            key = (result["part"], result["dtype"], c["label"])
+            if c.get("worst_ratio", 0.0) > worst.get(key, (0.0, ""))[0]:
+                worst[key] = (c["worst_ratio"], result["case"])
+    return worst
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_solution_passes_within_half_of_each_tolerance(puzzle, seed):
+    text = puzzle.solution.read_text(encoding="utf-8")
+    report, out = check_text(puzzle, text, all_parts(puzzle), "solution", seed=seed)
+    assert report.passed, out
+    assert "❌" not in out
+    over = {k: v for k, v in worst_ratios(report).items() if v[0] > MARGIN}
+    assert not over, f"the solution uses more than {MARGIN:.0%} of these tolerances: {over}"
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_untouched_notebook_fails_kindly_with_exit_status_1(puzzle):
+    before = puzzle.notebook.read_bytes()
+    run = subprocess.run([sys.executable, "-m", "checker", puzzle.key], cwd=REPO_ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    for kernel in puzzle.kernel_names:
+        assert f"{kernel} is not implemented yet" in run.stdout, run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+    assert puzzle.notebook.read_bytes() == before
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_notebook_stubs_are_the_solution_signatures(puzzle):
+    assert stubs.differences(puzzle) == []
+
+
+def _solution_by_kernel(puzzle: Puzzle) -> list[str]:
+    """The solution cut into one cell per kernel; helper functions go into the first cell."""
+    text = puzzle.solution.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    segments = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef):
+            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            segments[node.name] = "".join(lines[first - 1:node.end_lineno])
+    kernels = puzzle.kernel_names
+    helpers = [code for name, code in segments.items() if name not in kernels]
+    return ["\n\n".join(helpers + [segments[kernels[0]]])] + [segments[k] for k in kernels[1:]]
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_notebook_with_the_solution_in_its_kernel_cells_passes(puzzle, tmp_path):
+    """The notebook's own structure (tags, order, prelude) carries the solution to a pass."""
+    notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
+    for cell, code in zip(stubs.kernel_cells(notebook), _solution_by_kernel(puzzle), strict=True):
+        cell["source"] = code
+    path = tmp_path / "solved.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    lines: list[str] = []
+    report = run_check(puzzle, all_parts(puzzle), from_notebook(path, "solved.ipynb"), backend="interpreter",
+                       only_documented=True, in_process=True, write=lines.append)
+    assert report.passed, "\n".join(lines)
+
+
+def assert_reasons(text: str, reasons: tuple, misleading: tuple, name: str) -> None:
+    for alternatives in reasons:
+        assert any(r.lower() in text.lower() for r in alternatives), (
+            f"{name}: the report should say one of {alternatives}:\n{text}")
+    for wrong in misleading:
+        assert wrong.lower() not in text.lower(), f"{name}: misleading hint {wrong!r}:\n{text}"
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_catalog_is_large_enough(puzzle):
+    bugs, alternatives = entries(puzzle)
+    assert len(bugs) >= 3, f"{puzzle.key}: {len(bugs)} catalog bugs, at least 3 wanted"
+    assert len({b.name for b in bugs}) == len(bugs)
+    assert alternatives, f"{puzzle.key}: no alternative correct kernel"
+    assert {b.part for b in bugs} <= set(all_parts(puzzle))
+
+
+@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
+def test_catalog_bug_is_rejected_for_its_reason(puzzle, bug):
+    report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name)
+    assert not report.passed, f"{bug.name} passed:\n{text}"
+    assert_reasons(text, bug.reasons, bug.misleading, bug.name)
+
+
+@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(
+    lambda p: [b for b in entries(p)[0] if b.reasons_unsanitized or b.cpu_blind_without_sanitizer]))
+def test_catalog_hints_without_the_sanitizer(puzzle, bug):
+    """The values alone, as on a GPU: hints name the bug; races are invisible to the plain interpreter."""
+    report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name,
+                              sanitize=False)
+    if bug.cpu_blind_without_sanitizer:
+        # the hole the sanitizer closes: programs run one after another, so the race cannot show
+        assert report.passed, text
+        return
+    assert not report.passed, f"{bug.name} passed:\n{text}"
+    assert_reasons(text, bug.reasons_unsanitized, bug.misleading, bug.name)
+
+
+@pytest.mark.parametrize(("puzzle", "alternative"), by_puzzle(lambda p: entries(p)[1]))
+def test_alternative_correct_kernel_passes(puzzle, alternative):
+    report, text = check_text(puzzle, patched(puzzle, alternative.name, alternative.patches),
+                              all_parts(puzzle), alternative.name)
+    assert report.passed, text
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_book_has_the_page_and_the_toc_lists_it(puzzle):
+    page = REPO_ROOT / "book" / f"{puzzle.key}.md"
+    assert page.is_file(), f"no book page {page.name}"
+    assert f"file: book/{puzzle.key}\n" in (REPO_ROOT / "_toc.yml").read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
+    assert f'check("{puzzle.key}", solution=True' in text, "the page shows the checker's report for the solution"
+    assert f"solutions/{puzzle.slug}.py" in text, "the page folds the solution in"
+    assert "TODO" not in text
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_every_equation_on_the_page_matches_autograd(puzzle):
+    """Each labelled equation of the page ($$ ... $$ (eq-pNN-...)) is a formula the spec evaluates,
+    equal to autograd in float64 on every CPU case."""
+    text = (REPO_ROOT / "book" / f"{puzzle.key}.md").read_text(encoding="utf-8")
+    labels = re.findall(r"^\$\$[ \t]*\((eq-[\w-]+)\)", text, re.M)
+    assert set(labels) == set(puzzle.equations), (labels, puzzle.equations)
+    for label in labels:
+        for case in puzzle.cases():
+            if not case.gpu_only:
+                assert puzzle.equation_error(label, case) < 1e-9, (label, case.name)
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_notebook_has_no_placeholder_text(puzzle):
+    notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        assert "TODO: " not in "".join(cell["source"]).replace("# TODO: write this kernel", ""), cell["source"]
+
+
+# -- on a GPU ----------------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_solution_passes_on_the_gpu(puzzle):
+    report, out = check_text(puzzle, puzzle.solution.read_text(encoding="utf-8"), all_parts(puzzle), "solution",
+                             backend="gpu")
+    print(out)
+    assert report.passed, out
+    over = {k: v for k, v in worst_ratios(report).items() if v[0] > MARGIN}
+    assert not over, over
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
+def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
+    report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name,
+                              backend="gpu")
+    assert not report.passed, f"{bug.name} passed on the GPU:\n{text}"
+    if bug.gpu_reasons:
+        assert_reasons(text, bug.gpu_reasons, bug.misleading, bug.name)
