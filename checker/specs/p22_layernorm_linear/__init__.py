@@ -53,7 +53,7 @@ def cases() -> list[Case]:
         _case("tiny variance (3 + 0.003*randn): eps matters", (4, 64), 8, recipe="tiny_var",
               tags=("cancellation",)),
         _case("constant inputs (x=0.5, gamma=1, dy=1)", (8, 24), 16, recipe="constant"),
-        _case("identical rows, dy=1, gamma=1 (lost accumulation)", (64, 40), 12, recipe="identical_rows"),
+        _case("identical rows, dy=1, gamma=1 (equal shares)", (64, 40), 12, recipe="identical_rows"),
     ]
     gpu = [
         _case("H=5632 (Helion's failing width)", (4, 5632), 16, gpu_only=True),
