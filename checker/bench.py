@@ -1,9 +1,13 @@
-"""Benchmark the checker itself: wall time of `python -m checker ...`, interleaved runs, medians.
+"""Benchmark the checker itself (not the learner's kernels): medians of interleaved runs.
 
-    python -m checker.bench                      # p22 --backward --solution, sanitizer on vs off
+    python -m checker.bench                          # p22 --backward --solution, sanitizer on vs off
     python -m checker.bench --runs 5 -- p22 --fused --solution
+    python -m checker.bench --phases p22 --backend gpu   # where one check's time goes, per phase
 
-Each round runs every variant once, in turn, so both see the same machine load.
+Each round runs every variant once, in turn, so all see the same machine load. --phases runs the
+solution's check through the real worker and splits its wall time into the worker's start-up
+(imports, CUDA), preparing cases (inputs, the float64 autograd reference), the kernels
+(compilation included), comparing, and the rest (process and pipe overhead).
 """
 from __future__ import annotations
 
@@ -27,12 +31,44 @@ def time_once(args: list[str]) -> float:
     return elapsed
 
 
+def phases_once(puzzle_key: str, backend: str) -> dict[str, float]:
+    """One check of the solution, every part, on one backend: seconds per phase."""
+    from checker import registry
+    from checker.runner import Request, run_backend
+    from checker.source import from_file
+
+    puzzle = registry.get(puzzle_key)
+    request = Request(puzzle.key, [p.name for p in puzzle.parts], from_file(puzzle.solution, "solution"), backend)
+    totals = {"start-up": 0.0, "prepare": 0.0, "kernels": 0.0, "compare": 0.0}
+    start = time.perf_counter()
+    for event in run_backend(request):
+        if event["type"] == "hello":
+            totals["start-up"] = event.get("startup", 0.0)
+        elif event["type"] == "case_result":
+            if event.get("status") != "pass":
+                raise SystemExit(f"the solution failed {event['case']} on {backend}")
+            for phase, seconds in event.get("timings", {}).items():
+                totals[phase] += seconds
+    totals["wall"] = time.perf_counter() - start
+    totals["other"] = totals["wall"] - sum(v for k, v in totals.items() if k != "wall")
+    return totals
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m checker.bench")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--phases", metavar="PUZZLE", help="split one backend's check of PUZZLE into phases")
+    parser.add_argument("--backend", default="interpreter", choices=("interpreter", "gpu"))
     parser.add_argument("checker_args", nargs="*", default=["p22", "--backward", "--solution", "--backend",
                                                            "interpreter"])
     args = parser.parse_args(argv)
+    if args.phases:
+        runs = [phases_once(args.phases, args.backend) for _ in range(args.runs)]
+        print(f"{args.phases} --solution on {args.backend}: {args.runs} runs, seconds (the first may compile)")
+        for phase in runs[0]:
+            values = [r[phase] for r in runs]
+            print(f"  {phase:9s} median {statistics.median(values):6.2f}   runs {' '.join(f'{v:.2f}' for v in values)}")
+        return 0
     times: dict[str, list[float]] = {name: [] for name in VARIANTS}
     for _ in range(args.runs):
         for name, extra in VARIANTS.items():

@@ -1,28 +1,59 @@
-"""python -m checker p22 [--unfused|--fused|--backward] [--solution] ... (exit 0 only if all pass)."""
+"""python -m checker p22 [--unfused|--fused|--backward] [--solution] ... ; python -m checker --all.
+
+Exit status: 0 every check passed; 1 some check failed (or a puzzle is not started); 2 the command
+could not run as asked (usage, a missing or unreadable notebook, a spec error, no CUDA device).
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from checker import registry
+from checker.report import Report
 from checker.runner import DEFAULT_TIMEOUT
 from checker.session import BACKENDS, run_check
-from checker.source import from_file, from_notebook
-from checker.spec import REPO_ROOT
+from checker.source import NotebookError, from_file, from_notebook, static_problems
+from checker.spec import REPO_ROOT, Puzzle, SpecError
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EPILOG = """exit status: 0 every check passed; 1 some check failed (or, with --all, a puzzle is not
+started); 2 the command could not run as asked (usage, a missing or unreadable notebook, a spec
+error, --backend gpu without a CUDA device).
+
+examples:
+  python -m checker p22 --backward      the backward part of the saved notebook
+  python -m checker p01 --solution      the reference solution
+  python -m checker --all               every puzzle of puzzles/, one line per part
+  python -m checker --all --json        the same as JSON, for a grading script"""
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m checker", description=(
-        "Check a puzzle's kernels against PyTorch autograd. Reads the saved notebook "
-        "puzzles/pNN_*.ipynb (cells tagged 'kernel'); never writes to it."))
+    parser = argparse.ArgumentParser(
+        prog="python -m checker", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=("Check a puzzle's kernels against PyTorch autograd. Reads the saved notebook "
+                     "puzzles/pNN_*.ipynb (cells tagged 'kernel'); never writes to it."))
     parser.add_argument("puzzle", nargs="?", help="puzzle number, e.g. p22")
     parser.add_argument("--list", action="store_true", help="list the puzzles and their parts")
+    parser.add_argument("--all", action="store_true",
+                        help="check every puzzle of a notebook folder (--folder), one line per part")
+    parser.add_argument("--folder", metavar="DIR", default=str(REPO_ROOT / "puzzles"),
+                        help="with --all: the folder of notebooks (default: puzzles/)")
+    parser.add_argument("--json", action="store_true", help="print a machine-readable report on stdout")
     parser.add_argument("--solution", action="store_true", help="check the reference kernels in solutions/")
-    parser.add_argument("--notebook", metavar="PATH", help="check this notebook instead of the puzzle's own")
+    parser.add_argument("--notebook", metavar="PATH", help="check (or --reset) this notebook instead of the puzzle's own")
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="auto: the interpreter, and the GPU too when CUDA is there")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"stop a case that runs longer than this (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"stop a kernel that runs longer than this in one case (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--seed", type=int, default=0, help="draw other random inputs")
     parser.add_argument("--no-sanitize", action="store_true",
                         help="interpreter: skip the out-of-bounds and race checks (faster, blind)")
@@ -44,7 +75,86 @@ def _list() -> int:
     for puzzle in registry.all_puzzles():
         parts = ", ".join(f"--{p.name} ({p.title})" for p in puzzle.parts)
         print(f"{puzzle.key}  {puzzle.title}: {parts}")
-    return 0
+    for message in registry.errors().values():
+        print(message)
+    return EXIT_USAGE if registry.errors() else EXIT_PASS
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _json_report(entries: list[dict]) -> dict:
+    return {"schema": "triton-gpu-puzzles/report/1",
+            "passed": bool(entries) and all(e["passed"] for e in entries), "puzzles": entries}
+
+
+def report_entry(puzzle: Puzzle, origin: str, report: Report | None, status: str = "") -> dict:
+    """One puzzle's JSON entry (see checker/report.schema.json)."""
+    results = report.results if report else []
+    cases = []
+    for r in results:
+        outputs = [{"output": c["label"], "max_difference": _finite(c.get("max_diff")),
+                    "tolerance": c.get("allowed"), "rtol": c.get("rtol"), "verdict": "pass" if c["ok"] else "fail",
+                    "hint": c.get("hint", "")} for c in r.get("comparisons", [])]
+        cases.append({"part": r["part"], "backend": r.get("backend", ""), "case": r["case"], "dims": r["dims"],
+                      "dtype": r["dtype"], "verdict": r["status"],
+                      "error": (r.get("error") or {}).get("message", ""), "outputs": outputs})
+    parts = report.parts if report else []
+    return {"puzzle": puzzle.key, "title": puzzle.title, "source": origin,
+            "status": status or ("pass" if report and report.passed else "fail"),
+            "passed": bool(report and report.passed), "parts": parts, "cases": cases}
+
+
+def _finite(value):
+    return value if isinstance(value, (int, float)) and value == value and abs(value) != float("inf") else None
+
+
+def _not_started(puzzle: Puzzle, source) -> bool:
+    problems = static_problems(source, puzzle.kernel_names)
+    stubs = [p for p in problems if p.kind == "not_implemented"]
+    return len(stubs) == len(puzzle.kernel_names)
+
+
+def _check_all(args) -> int:
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        print(f"no folder {folder}", file=sys.stderr)
+        return EXIT_USAGE
+    entries, everything_ok = [], True
+    for puzzle in registry.all_puzzles():
+        path = puzzle.solution if args.solution else folder / puzzle.notebook.name
+        if not path.is_file():
+            entries.append(report_entry(puzzle, str(path), None, "missing"))
+            _say(f"{puzzle.key}  {puzzle.title:<36} not started (no {path.name})")
+            everything_ok = False
+            continue
+        try:
+            source = from_file(path, path.name) if args.solution else from_notebook(path, path.name)
+        except NotebookError as err:
+            entries.append(report_entry(puzzle, str(path), None, "unreadable"))
+            _say(f"{puzzle.key}  {puzzle.title:<36} ❌ {err}")
+            everything_ok = False
+            continue
+        if not args.solution and _not_started(puzzle, source):
+            entries.append(report_entry(puzzle, str(path), None, "not_started"))
+            _say(f"{puzzle.key}  {puzzle.title:<36} not started")
+            everything_ok = False
+            continue
+        _say(f"{puzzle.key}  {puzzle.title:<36} checking …")
+        report = run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend, timeout=args.timeout,
+                           seed=args.seed, sanitize=not args.no_sanitize, write=lambda line: None)
+        entries.append(report_entry(puzzle, str(path), report))
+        for part in report.parts:
+            mark = "✅" if part["passed"] else "❌"
+            detail = f"{part['correct']}/{part['cases']} cases" if part["cases"] else part["problem"]
+            if part["cases"] and part["problem"]:
+                detail += f"; {part['problem']}"
+            _say(f"      {part['title']:<40} {part['backend']:<24} {mark} {detail}")
+        everything_ok &= report.passed
+    if args.json:
+        print(json.dumps(_json_report(entries), indent=1))
+    return EXIT_PASS if everything_ok else EXIT_FAIL
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,29 +163,40 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         return _list()
+    if args.all:
+        return _check_all(args)
     if not args.puzzle:
-        parser.print_usage()
-        return 2
+        parser.print_usage(sys.stderr)
+        return EXIT_USAGE
     try:
         puzzle = registry.get(args.puzzle)
-    except KeyError as err:
+    except (KeyError, SpecError) as err:
         print(err.args[0], file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.reset:
         from checker.reset import reset_notebook
-        return reset_notebook(puzzle)
+        return reset_notebook(puzzle, Path(args.notebook) if args.notebook else None)
     known = [p.name for p in puzzle.parts]
     parts = args.parts or known
     unknown = [p for p in parts if p not in known]
     if unknown:
         print(f"{puzzle.key} has no part {unknown[0]!r}; its parts: {', '.join(known)}", file=sys.stderr)
-        return 2
-    if args.solution:
-        source = from_file(puzzle.solution, str(puzzle.solution.relative_to(REPO_ROOT)))
-    else:
-        path = args.notebook or puzzle.notebook
-        display = args.notebook or str(puzzle.notebook.relative_to(REPO_ROOT))
-        source = from_notebook(path, display)
+        return EXIT_USAGE
+    try:
+        if args.solution:
+            source = from_file(puzzle.solution, str(puzzle.solution.relative_to(REPO_ROOT)))
+        else:
+            path = Path(args.notebook) if args.notebook else puzzle.notebook
+            display = args.notebook or str(puzzle.notebook.relative_to(REPO_ROOT))
+            source = from_notebook(path, display)
+    except NotebookError as err:
+        print(err, file=sys.stderr)
+        return EXIT_USAGE
+    write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
-                       sanitize=not args.no_sanitize, verbose=args.verbose)
-    return 0 if report.passed else 1
+                       sanitize=not args.no_sanitize, verbose=args.verbose, write=write)
+    if args.json:
+        print(json.dumps(_json_report([report_entry(puzzle, source.origin, report)]), indent=1))
+    if report.usage_error:
+        return EXIT_USAGE
+    return EXIT_PASS if report.passed else EXIT_FAIL

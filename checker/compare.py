@@ -23,6 +23,7 @@ class Comparison:
     n_nonfinite: int = 0        # NaN/Inf the kernel produced
     first_bad: list = field(default_factory=list)   # [(index tuple, expected, got)]
     allowed: float = 0.0        # atol * scale: the absolute part of the tolerance
+    rtol: float = 0.0           # the relative part: allowed + rtol * |expected|
     hint: str = ""
 
     def to_json(self) -> dict:
@@ -63,7 +64,8 @@ def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol:
     return Comparison(label=label, ok=not bool(bad.any()), max_diff=max_diff,
                       worst_ratio=float(ratio.max()) if ratio.numel() else float("inf"), n_bad=int(bad.sum()),
                       n_total=ref.numel(), n_unwritten=n_unwritten,
-                      n_nonfinite=int(nonfinite.sum()) - n_unwritten, first_bad=first, allowed=absolute)
+                      n_nonfinite=int(nonfinite.sum()) - n_unwritten, first_bad=first, allowed=absolute,
+                      rtol=float(tol.rtol + tol.per_row * (float(rows.max()) if torch.is_tensor(rows) else rows)))
 
 
 def matches(out: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, slack: float = 4.0,

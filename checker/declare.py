@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from checker.spec import Case, Output, Part, Pattern, Puzzle, Reference, SummaryPattern, Tolerance
+from checker.spec import Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
 
 FP32_ROUNDING = 2.0 ** -24
 # |out - ref| <= atol * scale + rtol * |ref|, scale = RMS of the reference output (spec.Tolerance).
@@ -437,10 +437,6 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
         return dense, touch
     dense = shares.double()
     return dense, torch.ones_like(dense, dtype=torch.bool)
-
-
-class SpecError(Exception):
-    """A puzzle declaration that cannot work: a message for the puzzle's author."""
 
 
 # Summary hints every short-form puzzle gets, for the case tags it has. Each says what the failing

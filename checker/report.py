@@ -17,18 +17,26 @@ class PartTally:
     backend: str
     results: list = field(default_factory=list)     # case_result events
     problems: list = field(default_factory=list)    # one-line reasons the part could not run
+    expected: int = 0                               # cases this backend runs for the part
 
     @property
     def passed(self) -> bool:
         return not self.problems and bool(self.results) and all(r["status"] == "pass" for r in self.results)
 
+    @property
+    def unrun(self) -> int:
+        return max(0, self.expected - len(self.results))
+
 
 @dataclass
 class Report:
-    """What a check returns: the verdict, the text, and the raw case results (for plots)."""
+    """What a check returns: the verdict, the text, the raw case results (for plots), and one entry
+    per part and backend (for --all and --json)."""
     passed: bool
     text: str
     results: list
+    parts: list = field(default_factory=list)   # {"part", "title", "backend", "passed", "correct", "cases", "unrun", "problem"}
+    usage_error: str = ""                       # the check could not be asked (no CUDA for --backend gpu, ...)
 
     def __repr__(self) -> str:
         return self.text
@@ -45,16 +53,20 @@ def _fmt(value: float) -> str:
     return f"{value:.2e}"
 
 
-def _comparison_lines(c: dict, depth: int = 2) -> list[str]:
+def _comparison_lines(c: dict, depth: int = 2, hint_shown: bool = False) -> list[str]:
+    """hint_shown: this hint was printed for an earlier case of the part: one line, no repeat."""
     pad = INDENT * depth
     if "max_diff" not in c:
         return [f"{pad}{c['label']}: {c.get('hint', 'wrong')}"]
-    lines = []
     if c["n_unwritten"] == c["n_total"]:
-        lines.append(f"{pad}{c['label']}: never written (still the NaN the checker filled it with)")
+        head = f"{pad}{c['label']}: never written (still the NaN the checker filled it with)"
     else:
-        lines.append(f"{pad}{c['label']}: {c['n_bad']} of {c['n_total']} elements off "
-                     f"(max difference {_fmt(c['max_diff'])}, tolerance {_fmt(c['allowed'])} + rtol*|expected|)")
+        head = (f"{pad}{c['label']}: {c['n_bad']} of {c['n_total']} elements off (max difference "
+                f"{_fmt(c['max_diff'])}, tolerance {_fmt(c['allowed'])} + {c.get('rtol', 0.0):.1e}·|expected|)")
+    if hint_shown and c.get("hint"):
+        return [head + "; the same hint as above"]
+    lines = [head]
+    if c["n_unwritten"] != c["n_total"]:
         for index, expected, got in c["first_bad"]:
             lines.append(f"{pad}{INDENT}at {list(index)}: expected {expected:.6g}, got {got:.6g}")
     if c.get("hint"):
@@ -89,22 +101,33 @@ class ReportWriter:
         self.pending_parts: list[str] = []   # parts the running backend was asked for
         self.current_part = ""
         self.last_error: tuple = ()          # repeated identical errors are shown once
+        self.shown_hints: set = set()        # (part, hint) already printed: later cases say "as above"
+        self.expected_cases: dict[str, int] = {}   # backend kind -> cases per part
+        self.usage_error = ""
+        self.saw_cuda = False
+        self.sections = 0
 
     def say(self, text: str = "") -> None:
         self.lines.append(text)
         self.write(text)
 
     def tally(self, part: str) -> PartTally:
-        return self.tallies.setdefault((part, self.backend), PartTally(self.backend))
+        return self.tallies.setdefault((part, self.backend),
+                                       PartTally(self.backend, expected=self.expected_cases.get(self.backend, 0)))
 
     def title(self, origin: str, parts: list[str]) -> None:
         self.say(f"Puzzle {self.puzzle.number}: {self.puzzle.title} — checking {', '.join(parts)} "
                  f"from {origin}")
 
-    def backend_section(self, label: str) -> None:
+    def backend_section(self, label: str) -> bool:
+        """Start a backend's section; False if it is the section already open (parallel workers)."""
+        if self.backend == label and self.sections:
+            return False
         self.backend = label
+        self.sections += 1
         self.say()
         self.say(f"══ {label} ══")
+        return True
 
     def part_problem(self, part: str, message: str, where: str = "") -> None:
         """The part could not run (a stub, a syntax error): one line, no traceback."""
@@ -117,9 +140,16 @@ class ReportWriter:
     def handle(self, event: dict) -> None:
         kind = event["type"]
         if kind == "hello":
+            self.saw_cuda = self.saw_cuda or bool(event.get("cuda"))
+            if event["backend"] == "gpu" and not event.get("cuda"):
+                self.usage_error = ("no CUDA device here: --backend gpu needs one. The interpreter runs "
+                                    "anywhere: --backend interpreter.")
+                self.say(f"{BAD} {self.usage_error}")
+                return
             label = "Interpreter (CPU)" if event["backend"] == "interpreter" else f"GPU ({event['device']})"
-            self.backend_section(label)
-            self.say(f"{INDENT}triton {event['triton']}, torch {event['torch']}")
+            self.expected_cases[label] = event.get("cases_per_part", 0)
+            if self.backend_section(label):
+                self.say(f"{INDENT}triton {event['triton']}, torch {event['torch']}")
         elif kind == "load_error":
             self.say(f"{INDENT}{BAD} the kernel cells do not run:")
             for line in _error_lines(event["error"], self.verbose):
@@ -160,6 +190,7 @@ class ReportWriter:
                 tally.problems.append(reason)
 
     def case_result(self, event: dict) -> None:
+        event["backend"] = self.backend
         self.current_part = event["part"]
         tally = self.tally(event["part"])
         tally.results.append(event)
@@ -181,8 +212,10 @@ class ReportWriter:
         elif not ok:
             for c in event["comparisons"]:
                 if not c["ok"]:
-                    for line in _comparison_lines(c):
+                    key = (event["part"], c.get("hint"))
+                    for line in _comparison_lines(c, hint_shown=key in self.shown_hints):
                         self.say(line)
+                    self.shown_hints.add(key)
             if event.get("mutated"):
                 self.say(f"{INDENT * 2}the kernel changed its inputs: {', '.join(event['mutated'])} "
                          f"(inputs are read-only; write only to outputs)")
@@ -197,6 +230,7 @@ class ReportWriter:
             for line in _error_lines(error, self.verbose, depth=1):
                 self.say(line)
             self.say(f"{INDENT}Overall:      {BAD} INCORRECT")
+            self.say("Case matrix:")
             return
         comparisons = event["comparisons"]
         forward = [c for c in comparisons if c["forward"]]
@@ -235,7 +269,7 @@ class ReportWriter:
     def finish(self, parts: list[str]) -> Report:
         self.say()
         everything_ok = True
-        for part in parts:
+        for part in [] if self.usage_error else parts:
             title = self.puzzle.part(part).title
             self.say(f"{title} Test Summary:")
             for (name, _), tally in self.tallies.items():
@@ -247,10 +281,18 @@ class ReportWriter:
                     detail = tally.problems[0]
                 else:
                     detail = f"{n_ok}/{total} cases correct" + (f"; {tally.problems[0]}" if tally.problems else "")
+                    if tally.unrun:
+                        detail += f"; {tally.unrun} not run"
                 self.say(f"{INDENT}{tally.backend}: {OK if tally.passed else BAD} {detail}")
                 everything_ok &= tally.passed
         if not self.tallies:
             everything_ok = False
         self.say(f"Overall Result: {OK + ' ALL CORRECT' if everything_ok else BAD + ' NOT ALL CORRECT'}")
         results = [r for tally in self.tallies.values() for r in tally.results]
-        return Report(everything_ok, "\n".join(self.lines), results)
+        summary = [{"part": name, "title": self.puzzle.part(name).title, "backend": tally.backend,
+                    "passed": tally.passed, "correct": sum(r["status"] == "pass" for r in tally.results),
+                    "cases": len(tally.results), "unrun": tally.unrun,
+                    "problem": tally.problems[0] if tally.problems else ""}
+                   for (name, _), tally in self.tallies.items()]
+        return Report(everything_ok and not self.usage_error, "\n".join(self.lines), results, summary,
+                      self.usage_error)

@@ -1,22 +1,40 @@
 """python -m checker pNN --reset: back the learner's notebook up next to it, then restore the stubs."""
 from __future__ import annotations
 
-import json
 import shutil
+import sys
 import time
+from pathlib import Path
 
+from checker.source import NotebookError, read_notebook
 from checker.spec import REPO_ROOT, Puzzle
 from checker.stubs import restubbed, write_notebook
 
 
-def reset_notebook(puzzle: Puzzle) -> int:
-    path = puzzle.notebook
+def reset_notebook(puzzle: Puzzle, path: Path | None = None) -> int:
+    """Reset `path` (default: the puzzle's own notebook); 2 if it is not there or not a notebook."""
+    path = Path(path) if path is not None else puzzle.notebook
+    try:
+        notebook = read_notebook(path)
+    except NotebookError as err:
+        print(f"not reset: {err}", file=sys.stderr)
+        return 2
     stamp = time.strftime("%Y%m%d-%H%M%S")
     backup = path.with_name(f"{path.stem}.backup-{stamp}{path.suffix}")
     shutil.copy2(path, backup)  # first the copy, so nothing is lost whatever happens next
-    notebook = json.loads(path.read_text(encoding="utf-8"))
     restubbed(puzzle, notebook)
+    for cell in notebook["cells"]:  # old reports ("ALL CORRECT") must not sit under fresh stubs
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
     write_notebook(path, notebook)
-    print(f"Your version is saved as {backup.relative_to(REPO_ROOT)}.")
-    print(f"{path.relative_to(REPO_ROOT)} has its original kernel stubs again (its other cells are as you left them).")
+    print(f"Your version is saved as {_shown(backup)}.")
+    print(f"{_shown(path)} has its original kernel stubs again, and no outputs (its other cells are as you "
+          f"left them).")
     return 0
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)

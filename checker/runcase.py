@@ -1,6 +1,8 @@
 """One case of one part: make inputs, ask autograd, run the kernels safely, compare, diagnose."""
 from __future__ import annotations
 
+import time
+
 import torch
 
 from checker.compare import compare
@@ -74,11 +76,20 @@ def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
 
 
 def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSource, device: str,
-             seed: int) -> dict:
+             seed: int, on_launch=None, references: dict | None = None) -> dict:
+    """on_launch: called right before the kernels run (the runner times only them against --timeout).
+    references: a cache shared by the parts of one check: a case's float64 reference (autograd and
+    the known-bug variants) depends only on its inputs, which are the same for every part."""
     result = _case_header(case)
-    inputs = puzzle.make_inputs(case, device, seed)
-    reference = puzzle.reference(inputs, case)
+    clock = [time.perf_counter()]
+    inputs = puzzle.make_inputs(case, device, seed)  # fresh for every part: a kernel may mutate them
+    if references is None or case.name not in references:
+        reference = puzzle.reference(inputs, case)
+        if references is not None:
+            references[case.name] = reference
+    reference = references[case.name] if references is not None else reference
     outputs = part.allocate(inputs, case)
+    clock.append(time.perf_counter())
     poisoned = {}
     for output in part.outputs:
         if output.name in outputs and not output.accumulated:
@@ -89,9 +100,12 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         from checker import sanitizer  # a race message depends on whether the output sums shares
         sanitizer.expect_shared([outputs[o.name] for o in part.outputs if o.accumulated and o.name in outputs])
     try:
+        if on_launch is not None:
+            on_launch()
         produced = part.launch(_SyncedKernels(kernels) if device == "cuda" else kernels, inputs, outputs, case)
         if device == "cuda":
             torch.cuda.synchronize()
+        clock.append(time.perf_counter())
     except BaseException as exc:  # learner code: any exception is a verdict, not a crash
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -118,5 +132,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             maps[output.label] = _error_map(got, ref, comparison.allowed)
         comparisons.append({**comparison.to_json(), "forward": output.forward, "title": output.title or output.label})
     ok = all(c["ok"] for c in comparisons) and not mutated
+    clock.append(time.perf_counter())
+    # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing
+    timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons,
-            "mutated": mutated, "error_maps": maps}
+            "mutated": mutated, "error_maps": maps, "timings": timings}

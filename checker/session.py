@@ -2,7 +2,11 @@
 each backend's worker, all reported by one ReportWriter."""
 from __future__ import annotations
 
+import glob
 import json
+import os
+import queue
+import threading
 from typing import Callable, Iterator
 
 from checker.report import Report, ReportWriter
@@ -11,6 +15,7 @@ from checker.source import KernelSource, static_problems
 from checker.spec import Puzzle
 
 BACKENDS = ("auto", "interpreter", "gpu")
+PARALLEL_CORES = 8  # with at least this many cores, every part and backend gets its own worker at once
 
 
 def _events(request: Request, in_process: bool) -> Iterator[dict]:
@@ -43,13 +48,56 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
         else:
             runnable.append(part)
 
-    queue = ["gpu"] if backend == "gpu" else ["interpreter"]
-    while queue and runnable:
-        current = queue.pop(0)
+    if not runnable:
+        return writer.finish(parts)
+    request = lambda kind, chosen: Request(puzzle.key, chosen, source, kind, timeout, seed,  # noqa: E731
+                                           sanitize, only_documented)
+    parallel = not in_process and (os.cpu_count() or 1) >= PARALLEL_CORES
+    if backend == "gpu":
+        kinds = ["gpu"]
+    elif backend == "auto" and not in_process and cuda_likely():
+        kinds = ["interpreter", "gpu"]
+    else:
+        kinds = ["interpreter"]
+    if parallel:
+        # a machine with cores to spare (a GPU host): every worker at once, one per part and backend,
+        # their events shown in the usual order; the check takes its slowest part, not the sum
+        streams = [(kind, [part], _background(request(kind, [part]))) for kind in kinds for part in runnable]
+    else:
+        streams = [(kind, runnable, _events(request(kind, runnable), in_process)) for kind in kinds]
+    for kind, chosen, stream in streams:
+        writer.pending_parts = list(chosen)
+        for event in stream:
+            if event["type"] == "hello" and kind == "gpu" and backend == "auto" and not event.get("cuda"):
+                break  # auto found no usable CUDA after all: the interpreter's section is the report
+            writer.handle(event)
+    if backend == "auto" and "gpu" not in kinds and writer.saw_cuda and not in_process:
+        # the interpreter's worker found CUDA that cuda_likely() missed: the GPU's turn comes now
         writer.pending_parts = list(runnable)
-        request = Request(puzzle.key, runnable, source, current, timeout, seed, sanitize, only_documented)
-        for event in _events(request, in_process):
-            if event["type"] == "hello" and event.get("cuda") and current == "interpreter" and backend == "auto":
-                queue.append("gpu")
+        for event in _events(request("gpu", runnable), False):
             writer.handle(event)
     return writer.finish(parts)
+
+
+def cuda_likely() -> bool:
+    """Without importing torch (the parent stays light): is an NVIDIA device visible?"""
+    return os.path.exists("/dev/nvidiactl") or bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
+def _background(request: Request) -> Iterator[dict]:
+    """Run a worker in a thread now; yield its events (in order) when asked."""
+    events: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for event in run_backend(request):
+                events.put(event)
+        finally:
+            events.put(None)
+
+    def drain() -> Iterator[dict]:
+        while (event := events.get()) is not None:
+            yield event
+
+    threading.Thread(target=pump, daemon=True).start()  # now, not when the caller first asks
+    return drain()

@@ -69,9 +69,26 @@ def cell_text(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
+class NotebookError(Exception):
+    """A notebook that cannot be read: missing, or not a notebook. One line for the learner."""
+
+
+def read_notebook(path: Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise NotebookError(f"no notebook at {path}" + (" (a folder)" if path.is_dir() else ""))
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise NotebookError(f"{path} is not a notebook (not valid JSON: {err})") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise NotebookError(f"{path} is not a Jupyter notebook (no list of cells)")
+    return notebook
+
+
 def from_notebook(path: Path, display_name: str) -> KernelSource:
     """The cells tagged `kernel` of a saved notebook (plain JSON: no Jupyter needed here)."""
-    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    notebook = read_notebook(path)
     pieces = []
     for number, cell in enumerate(notebook.get("cells", []), start=1):
         if cell.get("cell_type") == "code" and KERNEL_TAG in cell.get("metadata", {}).get("tags", []):

@@ -12,6 +12,10 @@ from typing import Any, Callable, Mapping
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+class SpecError(Exception):
+    """A puzzle declaration that cannot work: a message for the puzzle's author, not the learner."""
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """|out - ref| <= (atol + per_condition * condition) * scale + rtol * |ref|, element-wise.

@@ -14,6 +14,8 @@ import sys
 import time
 import types
 
+STARTED = time.perf_counter()  # the worker's start-up (imports, CUDA) is reported in its hello
+
 
 def _set_backend_env(backend: str) -> None:
     # must happen before triton is imported: @triton.jit picks interpreter or compiler at decoration
@@ -72,8 +74,13 @@ def _load_kernels(source, module_name: str):
 def _device_name(backend: str) -> str:
     import torch
     if backend == "gpu":
-        return torch.cuda.get_device_name(0)
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
     return "CPU"
+
+
+def selected_cases(puzzle, backend: str, only_documented: bool) -> list:
+    cases = [c for c in puzzle.cases() if backend == "gpu" or not c.gpu_only]
+    return [c for c in cases if c.documented] if only_documented else cases
 
 
 def run(request: dict, channel) -> None:
@@ -87,8 +94,12 @@ def run(request: dict, channel) -> None:
 
     puzzle = registry.get(request["puzzle"])
     source = KernelSource.from_json(request["source"])
+    selected = selected_cases(puzzle, backend, request.get("only_documented", False))
     channel.send("hello", backend=backend, device=_device_name(backend), triton=triton.__version__,
-                 torch=torch.__version__, cuda=torch.cuda.is_available())
+                 torch=torch.__version__, cuda=torch.cuda.is_available(), cases_per_part=len(selected),
+                 startup=time.perf_counter() - STARTED)
+    if backend == "gpu" and not torch.cuda.is_available():
+        return
     try:
         _run_parts(request, channel, puzzle, source, backend)
     finally:
@@ -115,15 +126,16 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
                          describe_line=lambda f, n: source.describe_line(n))
 
     device = "cuda" if backend == "gpu" else "cpu"
-    selected = [c for c in puzzle.cases() if backend == "gpu" or not c.gpu_only]
-    if request.get("only_documented"):
-        selected = [c for c in selected if c.documented]
+    selected = selected_cases(puzzle, backend, request.get("only_documented", False))
+    references: dict = {}
     for part_name in request["parts"]:
         part = puzzle.part(part_name)
         channel.send("part_start", part=part.name)
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
-            result = run_case(puzzle, part, case, kernels, source, device, request.get("seed", 0))
+            result = run_case(puzzle, part, case, kernels, source, device, request.get("seed", 0),
+                              on_launch=lambda: channel.send("launch", part=part.name, case=case.name),
+                              references=references)
             channel.send("case_result", part=part.name, **result)
             if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
                 channel.send("stopped", reason=result["error"]["message"])
