@@ -175,6 +175,10 @@ class ReportWriter:
             detail = [ln for ln in event.get("stderr", "").strip().split("\n") if ln.strip()]
             if detail:
                 self.say(f"{INDENT}{INDENT}last words: {detail[-1].strip()[:300]}")
+            if any(sig in event["reason"] for sig in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL")):
+                self.say(f"{INDENT}{INDENT}The kernel most likely reached memory outside its tensors. Check it on the "
+                         f"CPU with the sanitizer on (the default; not --no-sanitize, not the GPU): it stops "
+                         f"an out-of-bounds access before it happens and names the line.")
             if self.verbose:
                 for line in detail[-40:]:
                     self.say(f"{INDENT}{INDENT}{line}")
@@ -277,12 +281,11 @@ class ReportWriter:
                     continue
                 n_ok = sum(r["status"] == "pass" for r in tally.results)
                 total = len(tally.results)
-                if tally.problems and not tally.results:
-                    detail = tally.problems[0]
-                else:
-                    detail = f"{n_ok}/{total} cases correct" + (f"; {tally.problems[0]}" if tally.problems else "")
-                    if tally.unrun:
-                        detail += f"; {tally.unrun} not run"
+                pieces = [f"{n_ok}/{total} cases correct"] if tally.results else []
+                pieces += tally.problems[:1]
+                if tally.unrun and (tally.results or tally.problems[:1] != ["kernel cells do not run"]):
+                    pieces.append(f"{tally.unrun} of {tally.expected} cases not run")
+                detail = "; ".join(pieces)
                 self.say(f"{INDENT}{tally.backend}: {OK if tally.passed else BAD} {detail}")
                 everything_ok &= tally.passed
         if not self.tallies:

@@ -19,16 +19,16 @@ def _case_header(case: Case) -> dict:
             "tags": sorted(case.tags), "params": dict(case.params), "sized": bool(case.sizes)}
 
 
-def _error_map(got: torch.Tensor, ref: torch.Tensor, allowed: float) -> list:
-    """|out - ref| / tolerance, pooled to a small grid, for the notebook's plot."""
+def _error_map(got: torch.Tensor, ref: torch.Tensor, allowed: float) -> dict:
+    """|out - ref| / tolerance for the notebook's plot, max-pooled to at most MAX_MAP cells a side;
+    rows and cols are the output's own (a 1-D output is one row), so the plot can say if it pooled."""
     diff = (got.detach().double().cpu().reshape(ref.shape) - ref).abs() / max(allowed, 1e-30)
     diff = torch.nan_to_num(diff, nan=1e6, posinf=1e6)
-    grid = diff.reshape(1, 1, -1) if diff.dim() == 1 else diff.reshape(1, 1, diff.shape[0], -1)
-    if grid.dim() == 3:
-        pooled = torch.nn.functional.adaptive_max_pool1d(grid, min(MAX_MAP * MAX_MAP, grid.shape[-1]))
-        return pooled.reshape(1, -1).tolist()
-    pooled = torch.nn.functional.adaptive_max_pool2d(grid, (min(MAX_MAP, grid.shape[2]), min(MAX_MAP, grid.shape[3])))
-    return pooled[0, 0].tolist()
+    grid = diff.reshape(1, 1, 1, -1) if diff.dim() <= 1 else diff.reshape(1, 1, diff.shape[0], -1)
+    rows, cols = grid.shape[2], grid.shape[3]
+    side = (min(MAX_MAP, rows), min(MAX_MAP * (MAX_MAP if rows == 1 else 1), cols))
+    pooled = torch.nn.functional.adaptive_max_pool2d(grid, side)
+    return {"grid": pooled[0, 0].tolist(), "rows": rows, "cols": cols}
 
 
 class _SyncedKernels:

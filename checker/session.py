@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 from checker.report import Report, ReportWriter
 from checker.runner import DEFAULT_TIMEOUT, Request, run_backend
-from checker.source import KernelSource, static_problems
+from checker.source import KernelSource, broken_chunks, static_problems
 from checker.spec import Puzzle
 
 BACKENDS = ("auto", "interpreter", "gpu")
@@ -50,6 +50,8 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
 
     if not runnable:
         return writer.finish(parts)
+    # a cell that does not parse only fails the parts that need it; the others run without it
+    source = source.without([chunk for chunk, _ in broken_chunks(source)])
     request = lambda kind, chosen: Request(puzzle.key, chosen, source, kind, timeout, seed,  # noqa: E731
                                            sanitize, only_documented)
     parallel = not in_process and (os.cpu_count() or 1) >= PARALLEL_CORES

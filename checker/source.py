@@ -9,10 +9,12 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 KERNEL_TAG = "kernel"  # notebook cells holding the learner's @triton.jit code carry this tag
+DEF = re.compile(r"^[ \t]*def[ \t]+(\w+)[ \t]*\(", re.M)
 PRELUDE = "import torch\nimport triton\nimport triton.language as tl\n"
 
 
@@ -31,12 +33,46 @@ class KernelSource:
     origin: str                      # what to call it in reports
     filename: str                    # the code object's filename (registered in linecache)
     chunks: list[Chunk] = field(default_factory=list)
+    # kernel name -> where its code is but the checker cannot take it from (an untagged cell, a cell
+    # whose last run failed): for a message that says what is actually missing. Not sent to workers.
+    elsewhere: dict[str, tuple[str, str]] = field(default_factory=dict)   # name -> (place, code)
+    no_kernel_cells: bool = False    # a saved notebook without a single cell tagged `kernel`
 
-    def describe_line(self, lineno: int) -> str:
+    def chunk_text(self, chunk: Chunk) -> str:
+        lines = self.text.split("\n")
+        return "\n".join(lines[chunk.first_line - 1:chunk.first_line - 1 + chunk.n_lines])
+
+    def without(self, broken: list[Chunk]) -> "KernelSource":
+        """The same source with these chunks blanked (line numbers kept), so one cell's syntax
+        error does not stop the parts whose kernels live in other cells."""
+        lines = self.text.split("\n")
+        for chunk in broken:
+            for i in range(chunk.first_line - 1, chunk.first_line - 1 + chunk.n_lines):
+                if i < len(lines):
+                    lines[i] = ""
+        return KernelSource("\n".join(lines), self.origin, self.filename, self.chunks)
+
+    def describe_line(self, lineno: int, name_function: bool = True) -> str:
+        """'`kernel_name`, cell 5, line 3': JupyterLab shows no cell numbers, so the kernel comes first."""
+        function = self.function_at(lineno) if name_function else ""
+        prefix = f"`{function}`, " if function else ""
         for chunk in self.chunks:
             if chunk.first_line <= lineno < chunk.first_line + chunk.n_lines:
-                return f"{chunk.place}, line {lineno - chunk.first_line + 1 + chunk.line_offset}"
-        return f"line {lineno}"
+                place = chunk.place if chunk.place != f"`{function}`" else ""
+                where = f"{place}, line" if place else "line"
+                return f"{prefix}{where} {lineno - chunk.first_line + 1 + chunk.line_offset}"
+        return f"{prefix}line {lineno}"
+
+    def function_at(self, lineno: int) -> str:
+        """The outermost function whose body holds this line ('' if none, or the text does not parse)."""
+        try:
+            tree = ast.parse(self.text)
+        except SyntaxError:
+            return ""
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
+                return node.name
+        return ""
 
     def line_text(self, lineno: int) -> str:
         lines = self.text.splitlines()
@@ -89,13 +125,20 @@ def read_notebook(path: Path) -> dict:
 def from_notebook(path: Path, display_name: str) -> KernelSource:
     """The cells tagged `kernel` of a saved notebook (plain JSON: no Jupyter needed here)."""
     notebook = read_notebook(path)
-    pieces = []
+    pieces, untagged = [], {}
     for number, cell in enumerate(notebook.get("cells", []), start=1):
-        if cell.get("cell_type") == "code" and KERNEL_TAG in cell.get("metadata", {}).get("tags", []):
+        if cell.get("cell_type") != "code":
+            continue
+        if KERNEL_TAG in cell.get("metadata", {}).get("tags", []):
             # IPython magics and shell escapes are not Python: blank them, keep line numbers
             lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in cell_text(cell).split("\n")]
             pieces.append(("\n".join(lines), f"cell {number}", 0))
-    return _combine(pieces, display_name, f"<{display_name}>")
+        else:
+            for name in DEF.findall(cell_text(cell)):
+                untagged[name] = (f"cell {number}, which is not tagged `{KERNEL_TAG}`", cell_text(cell))
+    source = _combine(pieces, display_name, f"<{display_name}>")
+    source.elsewhere, source.no_kernel_cells = untagged, not pieces
+    return source
 
 
 def from_file(path: Path, display_name: str) -> KernelSource:
@@ -110,6 +153,12 @@ def from_text(text: str, display_name: str) -> KernelSource:
 def from_namespace(namespace: dict, origin: str = "this notebook") -> KernelSource:
     """Every @triton.jit function defined in a live namespace (the notebook's globals), as now edited."""
     pieces = []
+    # IPython keeps every cell as run (_ih): a kernel that is not defined may sit in a cell whose
+    # last run failed (a syntax error, say): find it, to say so instead of "not defined"
+    tried = {}
+    for text in namespace.get("_ih", []) or []:
+        for name in DEF.findall(text or ""):
+            tried[name] = ("the cell that defines it (its last run failed)", text)
     for name, obj in namespace.items():
         fn = getattr(obj, "fn", None)
         if fn is None or not callable(fn) or type(obj).__module__.split(".")[0] != "triton":
@@ -119,7 +168,9 @@ def from_namespace(namespace: dict, origin: str = "this notebook") -> KernelSour
         except (OSError, TypeError):
             continue
         pieces.append(("".join(lines), f"`{name}`", start - 1 if start else 0))
-    return _combine(pieces, origin, f"<{origin}>")
+    source = _combine(pieces, origin, f"<{origin}>")
+    source.elsewhere = {k: v for k, v in tried.items() if k not in namespace}
+    return source
 
 
 @dataclass
@@ -141,25 +192,70 @@ def _raises_not_implemented(fn: ast.FunctionDef) -> str | None:
     return None
 
 
+def _syntax_problem(err: SyntaxError, where: str) -> StaticProblem:
+    code = (err.text or "").strip()
+    return StaticProblem("syntax", "", f"SyntaxError: {err.msg}" + (f"\n   {code}" if code else ""), where)
+
+
+def broken_chunks(source: KernelSource) -> list[tuple[Chunk, SyntaxError]]:
+    """The chunks (cells) that do not parse on their own."""
+    broken = []
+    for chunk in source.chunks:
+        try:
+            ast.parse(source.chunk_text(chunk))
+        except SyntaxError as err:
+            broken.append((chunk, err))
+    return broken
+
+
+def _missing(source: KernelSource, name: str) -> StaticProblem:
+    if name in source.elsewhere:
+        place, code = source.elsewhere[name]
+        try:
+            ast.parse(code)
+        except SyntaxError as err:
+            line = f", line {err.lineno}" if err.lineno else ""
+            return _syntax_problem(err, f"`{name}`, in {place}{line}")
+        if "not tagged" in place:
+            return StaticProblem("untagged", name, f"`{name}` is in {place}: the checker reads the kernels "
+                                 f"from the cells tagged `{KERNEL_TAG}` only. Add the tag (JupyterLab: the "
+                                 f"property inspector, gear icon at the top right, Cell Tags).")
+        return StaticProblem("missing", name, f"`{name}` is not defined: {place} raised an error. Run that "
+                             f"cell again and fix the error it shows.")
+    if source.no_kernel_cells:
+        return StaticProblem("missing", name, f"no cell of {source.origin} is tagged `{KERNEL_TAG}`, and none "
+                             f"defines `{name}`: is this the puzzle's notebook?")
+    return StaticProblem("missing", name, f"`{name}` is not defined in {source.origin}: run the cell that defines "
+                         f"it, and keep the kernel's name as the puzzle gives it.")
+
+
 def static_problems(source: KernelSource, kernels: tuple[str, ...]) -> list[StaticProblem]:
-    """Problems visible without running anything, for the kernels one part needs."""
+    """Problems visible without running anything, for the kernels one part needs. A cell with a
+    syntax error is a problem only for the parts whose kernels it defines."""
+    broken = broken_chunks(source)
     try:
-        tree = ast.parse(source.text, filename=source.filename)
-    except SyntaxError as err:
-        where = source.describe_line(err.lineno or 0)
-        code = (err.text or "").strip()
-        return [StaticProblem("syntax", "", f"SyntaxError: {err.msg}" + (f"\n   {code}" if code else ""), where)]
+        tree = ast.parse(source.without([c for c, _ in broken]).text, filename=source.filename)
+    except SyntaxError as err:  # not cell by cell (a plain file): the whole text is one piece
+        return [_syntax_problem(err, source.describe_line(err.lineno or 0))]
     defined = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     problems = []
     for name in kernels:
         node = defined.get(name)
         if node is None:
-            problems.append(StaticProblem("missing", name, f"`{name}` is not defined in {source.origin}: "
-                                          f"keep the kernel's name as the puzzle gives it."))
+            cell = next(((c, e) for c, e in broken if name in DEF.findall(source.chunk_text(c))), None)
+            if cell is not None:
+                chunk, err = cell
+                problems.append(_syntax_problem(err, f"{chunk.place}, line {(err.lineno or 1) + chunk.line_offset}"))
+            else:
+                problems.append(_missing(source, name))
             continue
         reason = _raises_not_implemented(node)
         if reason is not None:
             message = reason if name in reason else f"{name}: {reason}"
             problems.append(StaticProblem("not_implemented", name, message,
-                                          source.describe_line(node.lineno)))
-    return problems
+                                          source.describe_line(node.lineno, name_function=False)))
+    unique = []  # one cell's syntax error is one problem, however many kernels it holds
+    for problem in problems:
+        if all((p.message, p.where) != (problem.message, problem.where) for p in unique):
+            unique.append(problem)
+    return unique

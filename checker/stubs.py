@@ -56,7 +56,11 @@ def restubbed(puzzle: Puzzle, notebook: dict) -> dict:
 
 
 def differences(puzzle: Puzzle) -> list[str]:
-    notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
+    """How the puzzle's notebook's kernel cells differ from the solution's stubs ([] if they do not)."""
+    return differences_in(puzzle, json.loads(puzzle.notebook.read_text(encoding="utf-8")))
+
+
+def differences_in(puzzle: Puzzle, notebook: dict) -> list[str]:
     solution = puzzle.solution.read_text(encoding="utf-8")
     cells = kernel_cells(notebook)
     names = [cell_kernel_name(c) for c in cells]

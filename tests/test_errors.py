@@ -31,7 +31,7 @@ def test_compile_error_names_the_reason_and_the_learners_line(tmp_path):
         error = describe(outer, source)
     assert error.kind == "compile"
     assert error.message == "the kernel does not compile: Shape element 0 must be a power of 2"
-    assert error.where == "kernels.py, line 3"
+    assert error.where == "`k`, kernels.py, line 3"  # the kernel first: JupyterLab shows no cell numbers
     assert error.code == "y = tl.zeros([BLOCK + 1], dtype=tl.float32)"
     assert "core.full" not in error.message
 
@@ -45,4 +45,4 @@ def test_exception_in_a_nested_call_points_at_the_innermost_learner_line(tmp_pat
     except ZeroDivisionError as exc:
         error = describe(exc, source)
     assert error.kind == "exception" and error.message.startswith("ZeroDivisionError")
-    assert error.where == "kernels.py, line 2" and error.code == "return v / 0"
+    assert error.where == "`helper`, kernels.py, line 2" and error.code == "return v / 0"

@@ -296,8 +296,10 @@ def test_plain_accumulation_across_programs_is_a_race(checked):
 
     sanitizer.enable()
     out = torch.zeros(BLOCK)
+    sanitizer.expect_shared([out])  # the checker declares accumulated outputs: the fix is atomics
     with pytest.raises(KernelFault) as info:
         accumulate_racy[(8,)](x, out, BLOCK=BLOCK)
+    sanitizer.expect_shared([])
     fault = info.value
     assert fault.kind == "race" and fault.tensor == "out_ptr"
     assert fault.program_id == (1, 0, 0) and fault.lineno == line_of(accumulate_racy, "acc = tl.load")
@@ -313,6 +315,19 @@ def test_store_store_race(checked):
         all_store_first[(4,)](out)
     assert info.value.kind == "race" and info.value.program_id == (1, 0, 0)
     assert "(0, 0, 0)" in str(info.value) and "plain tl.store" in str(info.value)
+    # an output not declared accumulated: two programs writing one element is an offsets bug
+    assert "belongs to exactly one program" in str(info.value) and "atomic" not in str(info.value)
+
+
+def test_the_same_race_on_an_accumulated_output_asks_for_atomics(checked):
+    out = torch.zeros(1)
+    sanitizer.expect_shared([out])
+    try:
+        with pytest.raises(KernelFault) as info:
+            all_store_first[(4,)](out)
+    finally:
+        sanitizer.expect_shared([])
+    assert "tl.atomic_add" in str(info.value) and "belongs to exactly one program" not in str(info.value)
 
 
 def test_load_then_store_race(checked):

@@ -45,7 +45,7 @@ def cases() -> list[Case]:
         _case("H=760, not a power of two", (2, 9, 760), 12),
         _case("H=1000, wider than its block (128)", (5, 1000), 20, block_h=128),
         _case("H=256, wider than its block (64)", (6, 256), 32, block_h=64),
-        _case("H=5120 (Helion's failing width)", (2, 5120), 8),
+        _case("H=5120: five full blocks of 1024, not a power of two", (2, 5120), 8),
         _case("one row", (1, 100), 7),
         _case("37 rows: no block size divides them", (37, 48), 40),
         _case("mean far from 0 (-2.3 + 0.5*randn)", (3, 5, 96), 16, recipe="far_mean"),
@@ -56,8 +56,8 @@ def cases() -> list[Case]:
         _case("identical rows, dy=1, gamma=1 (equal shares)", (64, 40), 12, recipe="identical_rows"),
     ]
     gpu = [
-        _case("H=5632 (Helion's failing width)", (4, 5632), 16, gpu_only=True),
-        _case("H=8462 (tt-metal's failing width)", (4, 8462), 16, gpu_only=True),
+        _case("H=5632: a half-full last block of 1024", (4, 5632), 16, gpu_only=True),
+        _case("H=8462: an odd width, a ragged last block", (4, 8462), 16, gpu_only=True),
         _case("2048 identical rows: programs run at once", (2048, 64), 16, recipe="identical_rows",
               gpu_only=True),
     ]

@@ -1,0 +1,153 @@
+"""The command line a learner and a teacher use: exit codes, one-line errors, --all, --json (checked
+against the schema kept in the repo), --reset on the notebook it is given, and specs that are
+checked when they load."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import jsonschema
+import pytest
+
+from checker import registry, stubs
+from checker.registry import _check_one
+from checker.spec import REPO_ROOT, Part, Puzzle, SpecError
+
+SCHEMA = json.loads((REPO_ROOT / "checker" / "report.schema.json").read_text(encoding="utf-8"))
+P01 = registry.get("p01")
+
+
+def checker(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "checker", *args], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def solved_notebook(puzzle: Puzzle, path) -> None:
+    """The puzzle's notebook with the solution's kernels in its kernel cells (one kernel per cell)."""
+    notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
+    solution = puzzle.solution.read_text(encoding="utf-8")
+    for cell in stubs.kernel_cells(notebook):
+        cell["source"] = solution  # each cell may define everything: later definitions win
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["p01", "--notebook", "no/such/notebook.ipynb"], "no notebook at"),
+    (["p01", "--timeout", "0"], "above 0"),
+    (["p01", "--timeout", "-3"], "above 0"),
+    (["p99"], "no puzzle called"),
+    (["p01", "--unfused"], "has no part"),
+    ([], "usage"),
+])
+def test_usage_and_file_errors_are_one_line_with_exit_status_2(args, words):
+    run = checker(*args)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert words in run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_a_file_that_is_not_a_notebook_is_one_line_with_exit_status_2(tmp_path):
+    bad = tmp_path / "broken.ipynb"
+    bad.write_text("{ not json", encoding="utf-8")
+    run = checker("p01", "--notebook", str(bad))
+    assert run.returncode == 2 and "is not a notebook" in run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_gpu_backend_without_cuda_says_so_with_exit_status_2():
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    run = checker("p01", "--solution", "--backend", "gpu")
+    assert run.returncode == 2
+    assert "no CUDA device here" in run.stdout
+    assert "AssertionError" not in run.stdout + run.stderr
+
+
+def test_help_documents_the_exit_codes():
+    out = checker("--help").stdout
+    assert "exit status: 0 every check passed; 1 some check failed" in out and "2 the command" in out
+
+
+def test_json_of_one_puzzle_validates_against_the_schema():
+    run = checker("p01", "--solution", "--json", "--backend", "interpreter")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    jsonschema.validate(report, SCHEMA)
+    assert report["passed"] and report["puzzles"][0]["puzzle"] == "p01"
+    case = report["puzzles"][0]["cases"][0]
+    assert case["verdict"] == "pass" and case["outputs"][0]["output"] == "z"
+
+
+def test_all_checks_a_folder_one_line_per_puzzle_and_part_and_json_validates(tmp_path):
+    solved_notebook(P01, tmp_path / P01.notebook.name)
+    untouched = registry.get("p22")
+    (tmp_path / untouched.notebook.name).write_bytes(untouched.notebook.read_bytes())
+    run = checker("--all", "--folder", str(tmp_path), "--json", "--backend", "interpreter")
+    assert run.returncode == 1, run.stderr  # p22 not started, the others missing
+    report = json.loads(run.stdout)
+    jsonschema.validate(report, SCHEMA)
+    status = {p["puzzle"]: p["status"] for p in report["puzzles"]}
+    assert status["p01"] == "pass" and status["p22"] == "not_started"
+    assert all(s == "missing" for k, s in status.items() if k not in ("p01", "p22"))
+    assert "checking" in run.stderr and "✅ 6/6 cases" in run.stderr and "not started" in run.stderr
+
+
+def test_reset_acts_on_the_notebook_it_is_given_and_clears_old_outputs(tmp_path):
+    copy = tmp_path / "my_copy.ipynb"
+    notebook = json.loads(P01.notebook.read_text(encoding="utf-8"))
+    stubs.kernel_cells(notebook)[0]["source"] = "# my work\n"
+    check_cell = next(c for c in notebook["cells"] if c["cell_type"] == "code" and "check(" in "".join(c["source"]))
+    check_cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["Overall Result: ✅ ALL CORRECT\n"]}]
+    check_cell["execution_count"] = 3
+    copy.write_text(json.dumps(notebook), encoding="utf-8")
+    own = P01.notebook.read_bytes()
+    run = checker("p01", "--reset", "--notebook", str(copy))
+    assert run.returncode == 0, run.stderr
+    assert P01.notebook.read_bytes() == own                       # the puzzle's own notebook untouched
+    backups = list(tmp_path.glob("my_copy.backup-*.ipynb"))
+    assert len(backups) == 1 and "# my work" in backups[0].read_text(encoding="utf-8")
+    reset = json.loads(copy.read_text(encoding="utf-8"))
+    assert stubs.differences_in(P01, reset) == []
+    assert all(not c.get("outputs") and c.get("execution_count") is None
+               for c in reset["cells"] if c["cell_type"] == "code")
+
+
+def test_reset_refuses_a_missing_notebook():
+    run = checker("p01", "--reset", "--notebook", "no/such.ipynb")
+    assert run.returncode == 2 and "not reset" in run.stderr
+
+
+# -- specs checked when they load --------------------------------------------------------------
+def test_every_spec_loads_without_errors():
+    assert registry.errors() == {}
+
+
+def test_specs_import_neither_torch_nor_triton_and_list_is_instant():
+    code = ("import sys, time; t = time.time(); from checker import registry; registry.all_puzzles(); "
+            "print('torch' in sys.modules, 'triton' in sys.modules, time.time() - t)")
+    run = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True)
+    torch_loaded, triton_loaded, seconds = run.stdout.split()
+    assert (torch_loaded, triton_loaded) == ("False", "False"), run.stdout
+    started = time.monotonic()
+    assert checker("--list").returncode == 0
+    assert time.monotonic() - started < 5
+
+
+def _puzzle(**changes) -> Puzzle:
+    import dataclasses
+    return dataclasses.replace(P01, **changes)
+
+
+@pytest.mark.parametrize(("module", "changes", "words"), [
+    ("p01_other_name", {}, "named after the puzzle's slug"),
+    ("p01_add_constant", {"parts": (Part("forward", "F", ("no_such_kernel",), (), None, None),)},
+     "does not define"),
+    ("p01_add_constant", {"parts": (Part("list", "F", ("add_constant_kernel",), (), None, None),)},
+     "collides with an option"),
+])
+def test_spec_mistakes_are_spec_errors_for_the_author(module, changes, words):
+    with pytest.raises(SpecError, match=words):
+        _check_one(module, _puzzle(**changes))

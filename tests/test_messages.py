@@ -1,0 +1,118 @@
+"""Messages that fit the mistake: each test here failed before the fix it guards.
+
+- the check cell checks the kernels as last run in the notebook (nbclient runs the real notebook
+  with a kernel cell edited in memory only; the file on disk keeps its stub);
+- a syntax error in one cell fails only the parts whose kernels it holds; in a live notebook it is
+  reported as a syntax error, not as "not defined"; an untagged cell is named as such;
+- (races on plain vs accumulated outputs: tests/test_sanitizer.py and the catalogs' misleading words);
+- a crash names the next step; the figure shows the report's first failure, with whole-number ticks.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checker import registry, stubs
+from checker.report import Report, ReportWriter
+from checker.session import run_check
+from checker.source import from_namespace, from_notebook, static_problems
+
+P01, P22 = registry.get("p01"), registry.get("p22")
+
+
+def test_check_cell_checks_the_kernels_as_last_run_in_the_notebook(tmp_path):
+    import nbclient
+    import nbformat
+    notebook = nbformat.read(str(P01.notebook), as_version=4)
+    stubs.kernel_cells(notebook)[0]["source"] = P01.solution.read_text(encoding="utf-8")  # in memory only
+    before = P01.notebook.read_bytes()
+    nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    check_cell = next(c for c in notebook.cells if c.cell_type == "code" and c.source.startswith("check("))
+    text = "".join(o.get("text", "") for o in check_cell.outputs)
+    assert "this notebook (the kernels as last run)" in text, text
+    assert "Overall Result: ✅ ALL CORRECT" in text, text
+    assert P01.notebook.read_bytes() == before
+
+
+def _p22_notebook(tmp_path, fused_cell: str, untag_first: bool = False):
+    notebook = json.loads(P22.notebook.read_text(encoding="utf-8"))
+    solution = P22.solution.read_text(encoding="utf-8")
+    cells = stubs.kernel_cells(notebook)
+    cells[0]["source"] = solution.split("@triton.jit\ndef ln_linear_fwd_kernel")[0]  # helper + unfused kernel
+    cells[1]["source"] = fused_cell
+    if untag_first:
+        cells[0]["metadata"]["tags"] = []
+    path = tmp_path / "learner.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    return from_notebook(path, "learner.ipynb")
+
+
+def test_a_syntax_error_in_one_cell_fails_only_the_parts_that_need_it(tmp_path):
+    source = _p22_notebook(tmp_path, "@triton.jit\ndef ln_linear_fwd_kernel(x_ptr,\n    oops")
+    assert static_problems(source, P22.part("unfused").kernels) == []
+    fused = static_problems(source, P22.part("fused").kernels)
+    assert [p.kind for p in fused] == ["syntax"] and "cell 7" in fused[0].where
+    lines: list[str] = []
+    report = run_check(P22, ["unfused", "fused"], source, backend="interpreter", only_documented=True,
+                       in_process=True, write=lines.append)
+    by_part = {p["part"]: p["passed"] for p in report.parts}
+    assert by_part == {"unfused": True, "fused": False}, "\n".join(lines)
+
+
+def test_a_kernel_in_an_untagged_cell_is_named_as_such(tmp_path):
+    source = _p22_notebook(tmp_path, "", untag_first=True)
+    problems = static_problems(source, P22.part("unfused").kernels)
+    assert "not tagged `kernel`" in problems[0].message and "cell 4" in problems[0].message
+
+
+def test_a_notebook_without_kernel_cells_says_so(tmp_path):
+    notebook = json.loads(P01.notebook.read_text(encoding="utf-8"))
+    notebook["cells"] = [c for c in notebook["cells"] if "kernel" not in c.get("metadata", {}).get("tags", [])]
+    path = tmp_path / "empty.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    problems = static_problems(from_notebook(path, "empty.ipynb"), P01.kernel_names)
+    assert "no cell of empty.ipynb is tagged `kernel`" in problems[0].message
+
+
+def test_live_notebook_syntax_error_is_a_syntax_error_not_a_missing_name():
+    history = ["import triton", "@triton.jit\ndef add_constant_kernel(x_ptr, z_ptr, N, BLOCK: tl.constexpr):\n"
+                                "    offsets = tl.arange(0, BLOCK\n"]
+    problems = static_problems(from_namespace({"_ih": history}), P01.kernel_names)
+    assert problems[0].kind == "syntax" and "SyntaxError" in problems[0].message, problems
+    assert "not defined" not in problems[0].message
+
+
+def test_live_notebook_never_run_cell_says_run_it():
+    problems = static_problems(from_namespace({"_ih": ["import triton"]}), P01.kernel_names)
+    assert "run the cell that defines it" in problems[0].message
+
+
+def test_a_crash_names_the_sanitizer_as_the_next_step():
+    lines: list[str] = []
+    writer = ReportWriter(P01, lines.append)
+    writer.pending_parts = ["forward"]
+    writer.handle({"type": "crash", "case": "N=32", "reason": "the checker's worker process was killed by SIGSEGV",
+                   "stderr": ""})
+    text = "\n".join(lines)
+    assert "SIGSEGV" in text and "sanitizer" in text and "names the line" in text
+
+
+def test_the_figure_shows_the_first_failure_with_whole_number_ticks():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    from checker.plot import plot_failures
+    first = {"part": "forward", "case": "N=5", "dims": "N=5", "status": "error", "error_maps": {}}
+    later = {"part": "forward", "case": "N=1000", "dims": "N=1000", "status": "fail",
+             "error_maps": {"z": {"grid": [[0.1, 5.0, 0.2]], "rows": 1, "cols": 3}}}
+    assert plot_failures(Report(False, "", [first, later])) is None  # it raised: the text says why
+    small = {"part": "forward", "case": "M=3, N=3", "dims": "M=3, N=3", "status": "fail",
+             "error_maps": {"z": {"grid": [[0.1, 5.0, 0.2]] * 3, "rows": 3, "cols": 3}}}
+    fig = plot_failures(Report(False, "", [small, later]))
+    ax = fig.axes[0]
+    ticks = [t for t in ax.get_yticks() if -0.5 <= t <= 2.5]
+    assert all(float(t).is_integer() for t in ticks), ticks
+    assert "pooled" not in ax.get_xlabel() and "worst of several" not in ax.get_xlabel()
+    assert "M=3, N=3" in fig._suptitle.get_text()
