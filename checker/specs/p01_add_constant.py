@@ -3,7 +3,7 @@ from checker.declare import case, part, puzzle, randn
 
 PUZZLE = puzzle(
     1, "add_constant", "Add a constant",
-    skill="one program: tl.program_id, tl.arange, tl.load, tl.store",
+    skill="one program, one block: tl.arange, tl.load, tl.store",
     chapter="Programs, blocks and masks",
     inputs={"x": randn("N")},
     reference=lambda x: {"z": x + 10},

@@ -271,6 +271,9 @@ PUZZLE = Puzzle(
                 "w_ptr + n * H + h."),
         *(Pattern(f"padded_lanes_{b}", MASK_HINT) for b in (8, 16, 32, 64, 128, 256, 512, 1024)),
     ),
+    skill="fusion: LayerNorm in a matmul's prologue; a fused backward that accumulates four parameter "
+          "gradients with atomics",
+    chapter="LayerNorm + Linear",
     summary_patterns=(
         SummaryPattern("only cases whose hidden size H is not a power of two fail: check the masks "
                        "(cols < H, not cols < BLOCK_H) and keep padded lanes out of sums.",
