@@ -133,13 +133,14 @@ class PartDecl:
     launch: Callable[..., Any]
     grads: Mapping[str, str] = field(default_factory=dict)      # output name -> input it differentiates
     upstream: Mapping[str, str] = field(default_factory=dict)   # forward output -> its upstream gradient input
+    repeat: int = 0                   # GPU: launches that must give identical bits (spec.Part.repeat)
 
 
 def part(name: str, title: str, kernels: Sequence[str], *, outputs: Sequence[str | Out],
          launch: Callable[..., Any], grads: Mapping[str, str] | None = None,
-         upstream: Mapping[str, str] | None = None) -> PartDecl:
+         upstream: Mapping[str, str] | None = None, repeat: int = 0) -> PartDecl:
     outs = tuple(o if isinstance(o, Out) else Out(o) for o in outputs)
-    return PartDecl(name, title, tuple(kernels), outs, launch, dict(grads or {}), dict(upstream or {}))
+    return PartDecl(name, title, tuple(kernels), outs, launch, dict(grads or {}), dict(upstream or {}), repeat)
 
 
 @dataclass(frozen=True)
@@ -475,7 +476,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
         outputs = tuple(Output(o.name, o.name, forward=o.name not in declared.grads, accumulated=o.accumulated,
                                title=o.title or o.name, share_unit=o.share_unit) for o in decl.outputs)
         spec_parts.append(Part(decl.name, decl.title, decl.kernels, outputs, declared.allocate(decl),
-                               declared.launch(decl)))
+                               declared.launch(decl), repeat=decl.repeat))
     tags = {t for c in declared.cases for t in c.tags}
     texts = {**GENERIC_SUMMARIES, **(hints or {})}
     generic = [SummaryPattern(texts[t], (lambda tag: lambda c: tag in c.tags)(t)) for t in GENERIC_SUMMARIES

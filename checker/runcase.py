@@ -59,6 +59,35 @@ class _SyncedLauncher:
         return run
 
 
+def _reproducibility(part: Part, kernels, inputs: dict, case: Case, first: dict) -> list[dict]:
+    """Launch again, part.repeat - 1 times, and compare every output bit for bit with the first run."""
+    found = []
+    for launch in range(2, part.repeat + 1):
+        outputs = part.allocate(inputs, case)
+        for output in part.outputs:
+            if output.name in outputs and not output.accumulated:
+                outputs[output.name].fill_(float("nan"))
+        again = part.launch(_SyncedKernels(kernels), inputs, outputs, case)
+        torch.cuda.synchronize()
+        for output in part.outputs:
+            a, b = first[output.name], again[output.name]
+            differ = int((a.reshape(-1).view(torch.uint8 if a.element_size() == 1 else _same_width_int(a))
+                          != b.reshape(-1).view(torch.uint8 if b.element_size() == 1 else _same_width_int(b))).sum())
+            if differ and all(f["label"] != output.label for f in found):
+                found.append({"label": output.label, "ok": False, "forward": output.forward,
+                              "title": output.title or output.label,
+                              "hint": f"not reproducible: launch {launch} of {part.repeat} differs from launch 1 in "
+                                      f"{differ} of {a.numel()} elements, bit for bit. Atomic additions land in a "
+                                      f"different order every run, and floating-point addition is not "
+                                      f"associative: sum each program's share into its own slot, then reduce "
+                                      f"the slots in a fixed order."})
+    return found
+
+
+def _same_width_int(t: torch.Tensor) -> torch.dtype:
+    return {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+
+
 def _terms(reference, output) -> "int | torch.Tensor":
     """How many shares each element of an accumulated output sums (0 for plain outputs)."""
     if not output.accumulated:
@@ -131,6 +160,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             comparison.hint = output_hint(puzzle, output, got, reference, tol, comparison)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
         comparisons.append({**comparison.to_json(), "forward": output.forward, "title": output.title or output.label})
+    if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
+        comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
     clock.append(time.perf_counter())
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing

@@ -103,6 +103,9 @@ class Part:
     launch: Callable[[Any, dict, dict, Case], dict]   # kernels, inputs, outputs -> outputs (+ derived)
     forward_label: str = "Forward pass"               # the documented case's verdict lines
     gradient_label: str = "Gradients"
+    # GPU only: launch this many times and demand identical bits every time (a deterministic
+    # kernel); the interpreter runs programs one after another, so it cannot tell
+    repeat: int = 0
 
 
 @dataclass(frozen=True)
