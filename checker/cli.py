@@ -58,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-sanitize", action="store_true",
                         help="interpreter: skip the out-of-bounds and race checks (faster, blind)")
     parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
+    parser.add_argument("--bench", action="store_true",
+                        help="GPU: after the check passes, time the kernels next to PyTorch and torch.compile")
     parser.add_argument("--reset", action="store_true",
                         help="back up the notebook next to itself, then restore its original stubs")
     return parser
@@ -192,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     except NotebookError as err:
         print(err, file=sys.stderr)
         return EXIT_USAGE
+    if args.bench:
+        from checker.session import run_bench
+        status, _ = run_bench(puzzle, source, timeout=args.timeout)
+        return status
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
                        sanitize=not args.no_sanitize, verbose=args.verbose, write=write)

@@ -33,11 +33,12 @@ class Request:
     seed: int = 0
     sanitize: bool = True
     only_documented: bool = False
+    bench: bool = False          # time the puzzle's benchmark sizes instead of checking (GPU)
 
     def to_json(self) -> str:
         return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
                            "backend": self.backend, "seed": self.seed, "sanitize": self.sanitize,
-                           "only_documented": self.only_documented})
+                           "only_documented": self.only_documented, "bench": self.bench})
 
 
 def _child_env() -> dict:
@@ -114,7 +115,7 @@ def run_backend(request: Request) -> Iterator[dict]:
                 current, deadline = message, time.monotonic() + STARTUP_TIMEOUT
             elif message["type"] == "launch":
                 deadline = time.monotonic() + request.timeout
-            elif message["type"] == "case_result":
+            elif message["type"] in ("case_result", "bench_result"):
                 current, deadline = None, time.monotonic() + STARTUP_TIMEOUT
             elif message["type"] == "done":
                 done = True

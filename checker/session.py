@@ -103,3 +103,34 @@ def _background(request: Request) -> Iterator[dict]:
 
     threading.Thread(target=pump, daemon=True).start()  # now, not when the caller first asks
     return drain()
+
+
+def run_bench(puzzle: Puzzle, source: KernelSource, *, timeout: float = DEFAULT_TIMEOUT,
+              write: Callable[[str], None] = print) -> tuple[int, list]:
+    """--bench: check the benchmarked part on the GPU, then time it at the puzzle's benchmark sizes.
+    Returns (exit status, rows): 2 without a GPU or a benchmark, 1 if the kernels are wrong."""
+    from checker.speed import BenchRow, table
+    if puzzle.bench is None:
+        write(f"{puzzle.key} has no benchmark (--bench is for the puzzles about speed)")
+        return 2, []
+    report = run_check(puzzle, [puzzle.bench.part], source, backend="gpu", timeout=timeout, write=write)
+    if report.usage_error:
+        write("--bench needs a CUDA GPU: times taken in the interpreter say nothing about a GPU.")
+        return 2, []
+    if not report.passed:
+        write("Not benchmarked: the kernels must pass the check first (a fast wrong kernel is not fast).")
+        return 1, []
+    rows, device = [], "GPU"
+    request = Request(puzzle.key, [puzzle.bench.part], source, "gpu", max(timeout, 300.0), bench=True)
+    for event in run_backend(request):
+        if event["type"] == "hello":
+            device = event["device"]
+        elif event["type"] == "bench_result":
+            rows.append(BenchRow(**{k: v for k, v in event.items() if k != "type"}))
+        elif event["type"] in ("crash", "hang", "load_error"):
+            write(f"❌ the benchmark stopped: {event.get('reason') or event['type']}")
+            return 1, rows
+    write("")
+    for line in table(rows, device):
+        write(line)
+    return 0, rows

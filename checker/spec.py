@@ -109,6 +109,16 @@ class Part:
 
 
 @dataclass(frozen=True)
+class Bench:
+    """How `python -m checker pNN --bench` times a part on a GPU, next to PyTorch doing the same."""
+    part: str                                         # the part whose kernels are timed
+    cases: Callable[[], list[Case]]                   # the benchmark sizes (GPU only, no reference needed)
+    traffic: Callable[[dict, Case], float]            # inputs, case -> bytes the work must move (GB/s)
+    torch: Callable[[dict, Case], Callable[[], Any]]  # inputs, case -> a function doing the same in PyTorch
+    flops: Callable[[dict, Case], float] | None = None  # inputs, case -> floating-point operations (TFLOP/s)
+
+
+@dataclass(frozen=True)
 class Puzzle:
     number: int
     slug: str                       # "p22_layernorm_linear": names the notebook and the solution
@@ -125,6 +135,7 @@ class Puzzle:
     equation_error: Callable[[str, Case], float] | None = None
     skill: str = ""                 # what the puzzle teaches, one line (the book's table of puzzles)
     chapter: str = ""               # the book part it belongs to, e.g. "Programs, blocks and masks"
+    bench: Bench | None = None      # --bench: sizes and the PyTorch baseline (None: not benchmarked)
 
     @property
     def key(self) -> str:

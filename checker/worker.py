@@ -125,6 +125,16 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         sanitizer.enable(learner_files=lambda f: f == source.filename,
                          describe_line=lambda f, n: source.describe_line(n))
 
+    if request.get("bench"):
+        from dataclasses import asdict
+
+        from checker.speed import time_case
+        for case in puzzle.bench.cases():
+            channel.send("case_start", part=puzzle.bench.part, case=case.name, time=time.time())
+            channel.send("launch", part=puzzle.bench.part, case=case.name)
+            channel.send("bench_result", **asdict(time_case(puzzle, kernels, case)))
+        return
+
     device = "cuda" if backend == "gpu" else "cpu"
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
     references: dict = {}

@@ -151,3 +151,21 @@ def _puzzle(**changes) -> Puzzle:
 def test_spec_mistakes_are_spec_errors_for_the_author(module, changes, words):
     with pytest.raises(SpecError, match=words):
         _check_one(module, _puzzle(**changes))
+
+
+def test_bench_without_a_gpu_says_why_with_exit_status_2():
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    run = checker("p22", "--solution", "--bench")
+    assert run.returncode == 2 and "--bench needs a CUDA GPU" in run.stdout
+    assert checker("p01", "--solution", "--bench").returncode == 2  # p01 has no benchmark
+
+
+@pytest.mark.gpu
+def test_bench_times_the_solution_next_to_pytorch():
+    run = checker("p22", "--solution", "--bench")
+    print(run.stdout)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Benchmark on" in run.stdout and "yours/torch" in run.stdout
+    assert run.stdout.count("M=4096, H=N=") == 4

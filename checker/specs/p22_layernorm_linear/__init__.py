@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import zlib
 
-from checker.spec import Case, Output, Part, Pattern, Puzzle, Reference, SummaryPattern, Tolerance
+from checker.spec import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SummaryPattern, Tolerance
 
 # The command line imports specs to list puzzles and check sources statically; torch is imported
 # only inside the functions, which run in the checker's worker process.
@@ -239,6 +239,38 @@ def _launch_backward(k, inputs: dict, out: dict, case: Case) -> dict:
     return out
 
 
+def _bench_cases() -> list[Case]:
+    return [_case(f"M=4096, H=N={h}", (4096, h), h, gpu_only=True, dtype=dtype)
+            for dtype in ("float32", "bfloat16") for h in (1024, 4096)]
+
+
+def _traffic(inputs: dict, case: Case) -> float:
+    """Bytes a fused forward + backward must move at least: x twice (forward, backward), W twice,
+    y and dx written, dy read, dW written (fp32); the small vectors are negligible."""
+    m, h, n = _sizes(inputs)
+    size = inputs["x"].element_size()
+    return size * (3 * m * h + 2 * n * h + 2 * m * n) + 4 * n * h
+
+
+def _flops(inputs: dict, case: Case) -> float:
+    m, h, n = _sizes(inputs)
+    return 3 * 2.0 * m * n * h  # y = z W^T, dz = dy W, dW = dy^T z
+
+
+def _torch_step(inputs: dict, case: Case):
+    """The same work in PyTorch: LayerNorm + Linear forward, then autograd's backward."""
+    import torch
+    import torch.nn.functional as F
+    leaves = [inputs[k].detach().requires_grad_() for k in ("x", "gamma", "beta", "w", "bias")]
+    x, gamma, beta, w, bias = leaves
+    dy = inputs["dy"]
+
+    def step():
+        y = F.linear(F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS), w, bias)
+        return torch.autograd.grad(y, leaves, dy)
+    return step
+
+
 MASK_HINT = ("padded lanes leaked into the result: lanes at or past H load 0 (or garbage), and 0 - mean "
              "is not 0. Mask them out of the variance: diff = tl.where(cols < H, x - mean, 0.0).")
 
@@ -271,6 +303,7 @@ PUZZLE = Puzzle(
                 "w_ptr + n * H + h."),
         *(Pattern(f"padded_lanes_{b}", MASK_HINT) for b in (8, 16, 32, 64, 128, 256, 512, 1024)),
     ),
+    bench=Bench(part="backward", cases=_bench_cases, traffic=_traffic, torch=_torch_step, flops=_flops),
     skill="fusion: LayerNorm in a matmul's prologue; a fused backward that accumulates four parameter "
           "gradients with atomics",
     chapter="LayerNorm + Linear",

@@ -1,0 +1,119 @@
+"""python -m checker pNN --bench: how fast the learner's kernels are, on a GPU, next to PyTorch.
+
+Only after the kernels pass the GPU check (a fast wrong kernel is not fast). Per benchmark size:
+the median time of the learner's part, of the same work in PyTorch eager and under torch.compile,
+each as GB/s (the bytes the work must move, spec.Bench.traffic) and TFLOP/s where it has flops, and
+the device's copy bandwidth measured in the same run: the ceiling a memory-bound kernel can reach.
+
+The timing runs in the checker's worker process (worker.run_bench); this module holds what both
+sides share: the timing itself (worker side) and the table and chart (parent side).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+TIMING_REPS_MS = 100  # triton.testing.do_bench's time budget per measurement
+
+
+@dataclass
+class BenchRow:
+    case: str
+    dims: str
+    dtype: str
+    ms: float
+    torch_ms: float
+    compile_ms: float | None       # None: torch.compile did not work here
+    gbytes: float                  # the work's traffic, 1e9 bytes
+    tflop: float | None
+    copy_gbps: float               # device copy bandwidth, read + write
+
+    def gbps(self, ms: float | None) -> float | None:
+        return None if ms is None else self.gbytes / (ms / 1e3)
+
+    def tflops(self, ms: float | None) -> float | None:
+        return None if ms is None or self.tflop is None else self.tflop / (ms / 1e3)
+
+
+def _median_ms(fn: Callable[[], Any]) -> float:
+    import triton
+    return float(triton.testing.do_bench(fn, rep=TIMING_REPS_MS, return_mode="median"))
+
+
+def copy_bandwidth(nbytes: float) -> float:
+    """GB/s of a device-to-device copy of this many bytes (read + write counted)."""
+    import torch
+    n = max(1 << 20, int(nbytes // 2))
+    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = _median_ms(lambda: dst.copy_(src))
+    return 2 * n / (ms / 1e3) / 1e9
+
+
+def time_case(puzzle, kernels, case) -> BenchRow:
+    """The worker's side: time the learner's part, PyTorch eager and torch.compile on one size."""
+    import torch
+    bench = puzzle.bench
+    part = puzzle.part(bench.part)
+    inputs = puzzle.make_inputs(case, "cuda", 0)
+    outputs = part.allocate(inputs, case)
+
+    def learner():
+        for output in part.outputs:  # accumulated outputs start at zero in every run
+            if output.accumulated and output.name in outputs:
+                outputs[output.name].zero_()
+        part.launch(kernels, inputs, outputs, case)
+
+    eager = bench.torch(inputs, case)
+    compiled = None
+    try:
+        compiled = torch.compile(eager)
+        compiled()  # compile now, not inside the timing
+    except Exception:  # torch.compile is not available everywhere (no compiler, old GPU)
+        compiled = None
+    traffic = bench.traffic(inputs, case)
+    flops = bench.flops(inputs, case) if bench.flops else None
+    return BenchRow(case.name, case.dims, case.dtype, _median_ms(learner), _median_ms(eager),
+                    _median_ms(compiled) if compiled is not None else None, traffic / 1e9,
+                    None if flops is None else flops / 1e12, copy_bandwidth(traffic))
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    return "      -" if value is None else f"{value:7.0f}" if unit == "GB/s" else f"{value:7.2f}"
+
+
+def table(rows: list[BenchRow], device: str) -> list[str]:
+    """The printed table: per size, time and throughput of yours, PyTorch's and torch.compile's."""
+    use_flops = any(r.tflop for r in rows)
+    unit = "TFLOP/s" if use_flops else "GB/s"
+    rate = (lambda r, ms: r.tflops(ms)) if use_flops else (lambda r, ms: r.gbps(ms))  # noqa: E731
+    lines = [f"Benchmark on {device} (medians; {unit}; copy = device copy bandwidth, same run)",
+             f"{'size':<28} {'yours ms':>9} {unit:>8} {'torch ms':>9} {unit:>8} {'compile ms':>10} {unit:>8}"
+             f" {'copy GB/s':>9}  yours/torch"]
+    for r in rows:
+        compile_ms = "         -" if r.compile_ms is None else f"{r.compile_ms:10.3f}"
+        lines.append(f"{r.dims + ('' if r.dtype == 'float32' else ' ' + r.dtype):<28} {r.ms:9.3f} "
+                     f"{_fmt(rate(r, r.ms), unit):>8} {r.torch_ms:9.3f} {_fmt(rate(r, r.torch_ms), unit):>8} "
+                     f"{compile_ms} {_fmt(rate(r, r.compile_ms), unit):>8} {r.copy_gbps:9.0f}  "
+                     f"{r.torch_ms / r.ms:5.2f}x")
+    return lines
+
+
+def chart(rows: list[BenchRow], title: str):
+    """Bandwidth per size: yours, PyTorch, torch.compile, and the copy ceiling. Returns the figure."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(rows) + 2), 3.6))
+    series = [("yours", [r.gbps(r.ms) for r in rows]), ("PyTorch", [r.gbps(r.torch_ms) for r in rows]),
+              ("torch.compile", [r.gbps(r.compile_ms) or 0 for r in rows])]
+    width = 0.8 / len(series)
+    for i, (label, values) in enumerate(series):
+        ax.bar(x + (i - 1) * width, values, width, label=label)
+    ax.plot(x, [r.copy_gbps for r in rows], "k--", marker="_", markersize=20, label="device copy")
+    ax.set_xticks(x, [r.dims for r in rows], fontsize=8)
+    ax.set_ylabel("GB/s")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
