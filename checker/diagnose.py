@@ -66,7 +66,9 @@ def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> str:
     if n_empty == 0:
         return ""
     if n_empty == n_sizeable:
-        return "no program added anything: it still holds the zeros the checker started it with. " + ATOMIC_HINT
+        # no directive: a kernel that never adds and a formula whose every share is 0 here look alike
+        return ("still exactly 0 everywhere, as the checker left it: nothing non-zero was added to it (no "
+                "store or atomic reached it, or every share the kernel added was 0).")
     as_rows = lambda t: t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t.reshape(1, -1)  # noqa: E731
     flat, unknown = as_rows(empty), as_rows(~sizeable)  # elements whose reference is ~0 say nothing
     start = int(flat.any(dim=0).nonzero().min())
