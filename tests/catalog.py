@@ -22,6 +22,7 @@ class Bug:
     # with the sanitizer off (the values alone, as on a GPU), where the sanitized run stops at a fault
     reasons_unsanitized: tuple = ()
     cpu_blind_without_sanitizer: bool = False  # the interpreter alone cannot see it (races)
+    interpreter_blind: bool = False        # right in the interpreter even sanitized (nondeterminism): GPU only
     misleading: tuple = ()                 # words that must not appear (they would send the learner astray)
     gpu_reasons: tuple = ()                # on the GPU, where its values differ from the interpreter's
     notes: str = ""

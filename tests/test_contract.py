@@ -139,6 +139,10 @@ def test_catalog_is_large_enough(puzzle):
 @pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
 def test_catalog_bug_is_rejected_for_its_reason(puzzle, bug):
     report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name)
+    if bug.interpreter_blind:
+        # programs run one after another in the interpreter: this bug shows only on a GPU (below)
+        assert report.passed, text
+        return
     assert not report.passed, f"{bug.name} passed:\n{text}"
     assert_reasons(text, bug.reasons, bug.misleading, bug.name)
 
