@@ -166,8 +166,10 @@ class ReportWriter:
             self.part_end(event["part"])
         elif kind == "hang":
             self.say(f"{INDENT}{BAD} {event['case'] or 'starting up'}: still running after {event['timeout']:g} s, "
-                     f"so it was stopped. A loop that never ends? (check the loop bounds and the step; "
-                     f"raise the limit with {self.timeout_advice})")
+                     f"so it was stopped. A loop that never ends? (check the loop bounds and the step, and that "
+                     f"every lock taken is released; raise the limit with {self.timeout_advice})")
+            if event.get("where"):
+                self.say(f"{INDENT}{INDENT}it was at {event['where']}")
             self.stop_parts(f"hang in {event['case']}")
         elif kind == "crash":
             where = f" during {event['case']}" if event.get("case") else ""

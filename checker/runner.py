@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from typing import Iterator
 from checker.source import KernelSource
 from checker.spec import REPO_ROOT
 
+HANG_DUMP_WAIT = 1.0  # seconds a stuck worker gets to print where it is
 DEFAULT_TIMEOUT = 60.0  # seconds for one case's kernels; the slowest correct case takes a few seconds here
 STARTUP_TIMEOUT = 120.0  # importing torch and triton on a cold machine
 
@@ -85,6 +87,27 @@ class LineReader:
         return line.decode("utf-8", "replace") + "\n"
 
 
+def _where_it_hangs(proc: subprocess.Popen, stderr, source: KernelSource) -> str:
+    """Ask the stuck worker where it is (faulthandler dumps every thread's stack on SIGUSR1) and
+    name the learner's innermost line in that stack: a spin lock never released, a loop whose
+    bound never comes. '' if the stack holds no learner line (a GPU kernel spinning on the device)."""
+    try:
+        stderr.seek(0, os.SEEK_END)
+        start = stderr.tell()
+        os.kill(proc.pid, signal.SIGUSR1)
+        time.sleep(HANG_DUMP_WAIT)
+        stderr.seek(start)
+        dump = stderr.read()
+    except (OSError, ValueError):
+        return ""
+    lines = re.findall(rf'File "{re.escape(source.filename)}", line (\d+)', dump)
+    if not lines:
+        return ""
+    # faulthandler prints the innermost frame first
+    lineno = int(lines[0])
+    return f"{source.describe_line(lineno)}: {source.line_text(lineno)}"
+
+
 def run_backend(request: Request) -> Iterator[dict]:
     """Yield the worker's messages; add 'hang' and 'crash' events when it stops answering or dies."""
     read_fd, write_fd = os.pipe()
@@ -101,9 +124,10 @@ def run_backend(request: Request) -> Iterator[dict]:
         while True:
             line = reader.readline(deadline)
             if line is None:
+                where = _where_it_hangs(proc, stderr, request.source) if current else ""
                 _kill(proc)
                 yield {"type": "hang", "part": current and current["part"], "case": current and current["case"],
-                       "timeout": request.timeout}
+                       "timeout": request.timeout, "where": where}
                 return
             if line == "":
                 break

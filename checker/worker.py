@@ -7,9 +7,11 @@ Protocol: one JSON request on stdin; JSON lines on the file descriptor named by 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import linecache
 import os
+import signal
 import sys
 import time
 import types
@@ -161,6 +163,8 @@ def main() -> None:
     # anything the kernels print goes to stderr, never into the protocol
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    # a hang: the runner asks where we are (SIGUSR1) before it stops us, to name the learner's line
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     request = json.loads(sys.stdin.read())
     try:
         run(request, channel)

@@ -1,18 +1,49 @@
-"""Puzzle 13: Matrix–vector product."""
-from checker.declare import case, part, puzzle, randn
+"""Puzzle 13: matrix–vector product. A loop over K; rows and K not multiples of their blocks."""
+from checker.declare import case, part, puzzle, randn, uniform, variant
+from checker.spec import SummaryPattern
+
+
+def last_k_step_only(A, x, K, BLOCK_K):  # what a kernel computes with acc reset inside the K loop
+    start = (K - 1) // BLOCK_K * BLOCK_K
+    return {"y": A[:, start:] @ x[start:]}
+
+
+def row_stride_m(A, x, M, K):  # A[m, k] read at m * M + k; NaN (matches nothing) past the end of A
+    import torch
+    flat = torch.cat([A.flatten(), A.new_full((M * M + K,), float("nan"))])
+    return {"y": flat[torch.arange(M)[:, None] * M + torch.arange(K)[None, :]] @ x}
+
+
+# every product A[m, k] x[k] > 0: y grows like 3 K, and a bf16 running sum stops growing once its
+# rounding step (8 significant bits) passes what one K step adds
+POSITIVE = {"A": randn("M K", mean=3.0, std=0.1), "x": uniform("K", 0.5, 1.5)}
 
 PUZZLE = puzzle(
     13, "matvec", "Matrix–vector product",
-    skill="TODO: the skill this puzzle teaches, in one line",
-    chapter="TODO: the book part",
-    inputs={"x": randn("N")},
-    reference=lambda x: {"z": x},
-    parts=[part("forward", "Matrix–vector product", ["matvec_kernel"], outputs=["z"],
-                launch=lambda k, x, z, N, BLOCK: k.matvec_kernel[(triton_cdiv(N, BLOCK),)](x, z, N, BLOCK=BLOCK))],
-    params={"BLOCK": 32},
-    cases=[case(N=8, documented=True), case(N=1), case(N=100), case(N=1000)],
+    skill="a loop over K with one fp32 running sum per row; masks on the last row block and K step",
+    chapter="Matrix multiply",
+    inputs={"A": randn("M K"), "x": randn("K")},
+    reference=lambda A, x: {"y": A @ x},
+    parts=[part("forward", "y = A x", ["matvec_kernel"], outputs=["y"],
+                launch=lambda k, A, x, y, M, K, BLOCK_M, BLOCK_K: k.matvec_kernel[(-(-M // BLOCK_M),)](
+                    A, x, y, M, K, BLOCK_M=BLOCK_M, BLOCK_K=BLOCK_K))],
+    params={"BLOCK_M": 16, "BLOCK_K": 16},
+    variants=[variant("last_k_step_only", "y matches the sum over the last K step alone: the accumulator "
+                      "is reset inside the loop over K. Create it once, before the loop.", last_k_step_only),
+              variant("row_stride_m", "y matches A read with rows M elements apart: A is [M, K], row-major, "
+                      "so A[m, k] is m * K + k elements after a_ptr.", row_stride_m)],
+    summaries=[SummaryPattern("only the cases whose K takes more than one BLOCK_K step fail: does the loop "
+                              "walk all of K (range(0, K, BLOCK_K)), adding each step into one accumulator "
+                              "created before the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"])],
+    hints={"wide": "only the cases larger than one block fail: does each program take its BLOCK_M rows from "
+                   "tl.program_id(0) (grid: cdiv(M, BLOCK_M) programs), and does its loop walk all of K?"},
+    cases=[case(M=6, K=20, BLOCK_M=4, BLOCK_K=8, documented=True), case(M=8, K=16, BLOCK_M=4, BLOCK_K=8),
+           case(M=37, K=50), case(M=1, K=1), case(M=1, K=200, BLOCK_K=32), case(M=100, K=3),
+           case(M=64, K=64, BLOCK_M=64, BLOCK_K=64),
+           case("positive products (A near 3, x in [0.5, 1.5)):", M=20, K=45, inputs=POSITIVE),
+           case(M=1000, K=3000, BLOCK_M=32, BLOCK_K=128, gpu_only=True),
+           case(M=4096, K=4096, BLOCK_M=64, BLOCK_K=128, gpu_only=True),
+           case(M=6, K=20, BLOCK_M=4, BLOCK_K=8, dtype="bfloat16"), case(M=37, K=50, dtype="bfloat16"),
+           case(M=1000, K=3000, BLOCK_M=32, BLOCK_K=128, dtype="bfloat16"),
+           case("bf16, positive products, 188 K steps:", M=64, K=3000, dtype="bfloat16", inputs=POSITIVE)],
 )
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
