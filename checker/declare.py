@@ -177,6 +177,16 @@ def variant(name: str, hint: str, compute: Callable[..., Mapping[str, Any]]) -> 
     return Variant(name, hint, compute)
 
 
+def shared(*tensors) -> None:
+    """In a launch: these scratch buffers are added into by several programs on purpose (partial
+    rows under locks, say). The interpreter's race check then asks for atomics or locks there, not
+    for other offsets. Call before launching the kernels; a no-op on a GPU."""
+    import sys
+    sanitizer = sys.modules.get("checker.sanitizer")
+    if sanitizer is not None:
+        sanitizer.expect_shared(sanitizer.shared_tensors() + list(tensors))
+
+
 def next_pow2(size: str, cap: int | None = None, floor: int = 1) -> Callable[..., int]:
     """A block parameter: the power of two at or above a size (capped), e.g. BLOCK=next_pow2("N")."""
     def block(**sizes) -> int:

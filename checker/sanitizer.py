@@ -87,10 +87,18 @@ _config: Optional[_Config] = None  # None while disabled
 _shared: list[tuple[int, int]] = []  # byte ranges of outputs that several programs add into
 
 
+_shared_tensors: list[torch.Tensor] = []  # kept alive while declared, so their addresses stay theirs
+
+
 def expect_shared(tensors: list[torch.Tensor]) -> None:
     """Declare the outputs that programs accumulate into (parameter gradients, histograms): a race
     there calls for atomics; anywhere else it means overlapping offsets. Replaces the last call."""
+    _shared_tensors[:] = list(tensors)
     _shared[:] = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for t in tensors]
+
+
+def shared_tensors() -> list[torch.Tensor]:
+    return list(_shared_tensors)
 
 
 def _is_shared(buf: "_Buffer") -> bool:

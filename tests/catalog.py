@@ -23,6 +23,7 @@ class Bug:
     reasons_unsanitized: tuple = ()
     cpu_blind_without_sanitizer: bool = False  # the interpreter alone cannot see it (races)
     interpreter_blind: bool = False        # right in the interpreter even sanitized (nondeterminism): GPU only
+    timeout: float = 0.0                   # a bug that hangs: checked in a worker process with this limit
     misleading: tuple = ()                 # words that must not appear (they would send the learner astray)
     gpu_reasons: tuple = ()                # on the GPU, where its values differ from the interpreter's
     notes: str = ""

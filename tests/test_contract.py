@@ -40,10 +40,11 @@ def by_puzzle(items=None):
 def check_text(puzzle: Puzzle, text: str, parts: list[str], name: str, **options):
     """The report of a check of `text`. In this process when the sanitizer guards memory (no
     restart of torch per kernel); in a worker process otherwise: an unguarded buggy kernel may
-    write over the heap, which must not take the test run down."""
+    write over the heap, or hang, which must not take the test run down."""
     lines: list[str] = []
     options.setdefault("backend", "interpreter")
-    in_process = options["backend"] == "interpreter" and options.get("sanitize", True)
+    # a hang needs the worker's time limit: a process of its own
+    in_process = options["backend"] == "interpreter" and options.get("sanitize", True) and "timeout" not in options
     report = run_check(puzzle, parts, from_text(text, f"catalog/{puzzle.key}_{name}.py"), write=lines.append,
                        in_process=in_process, **options)
     return report, "\n".join(lines)
@@ -138,7 +139,8 @@ def test_catalog_is_large_enough(puzzle):
 
 @pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
 def test_catalog_bug_is_rejected_for_its_reason(puzzle, bug):
-    report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name)
+    hang = {"timeout": bug.timeout} if bug.timeout else {}
+    report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name, **hang)
     if bug.interpreter_blind:
         # programs run one after another in the interpreter: this bug shows only on a GPU (below)
         assert report.passed, text

@@ -1,0 +1,58 @@
+"""Puzzle 24: lock-grouped accumulation of dgamma and dbeta (spin locks, a count, G partial rows)."""
+from checker.declare import case, custom, full, next_pow2, out, part, puzzle, randn, shared
+
+EPS = 1e-5
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def layernorm(x, gamma, beta):
+    import torch.nn.functional as F
+    return {"z": F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS)}
+
+
+def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, GROUP_SIZE, BLOCK_H, BLOCK_G, BLOCK_COLS):
+    import torch
+    groups = min(GROUP_SIZE, M)  # every group gets at least one row, so every partial row is written
+    # not zeroed, on purpose: the count tells each group's first program to store, not add
+    dgamma_part = torch.empty(groups, H, dtype=torch.float32, device=x.device)
+    dbeta_part = torch.empty_like(dgamma_part)
+    locks = torch.zeros(2 * groups, dtype=torch.int32, device=x.device)
+    shared(dgamma_part, dbeta_part)  # programs of one group share a partial row, by design
+    k.ln_bwd_locked_kernel[(M,)](x, gamma, dz, dx, dgamma_part, dbeta_part, locks, M, H, EPS,
+                                 G=groups, BLOCK_H=BLOCK_H)
+    k.ln_bwd_group_reduce_kernel[(triton_cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, groups, H,
+                                                                BLOCK_G=BLOCK_G, BLOCK_COLS=BLOCK_COLS)
+
+
+def identical_rows(gen, dims, sizes):
+    import torch
+    return (0.37 * torch.arange(dims[1], dtype=torch.float64) % 1.1).expand(dims).clone()
+
+
+PUZZLE = puzzle(
+    24, "lock_grouped_accumulation", "Lock-grouped accumulation",
+    skill="spin locks (tl.atomic_cas, tl.atomic_xchg) and a count guarding G partial buffers: less contention",
+    chapter="Fast and deterministic",
+    inputs={"x": randn("M H"), "gamma": randn("H", mean=1.0, std=0.5), "beta": randn("H", std=0.5),
+            "dz": randn("like z")},
+    reference=layernorm,
+    parts=[part("backward", "LayerNorm backward, G locked partial rows",
+                ["ln_bwd_locked_kernel", "ln_bwd_group_reduce_kernel"],
+                outputs=["dx", out("dgamma", dtype="float32"), out("dbeta", dtype="float32")],
+                grads={"dx": "x", "dgamma": "gamma", "dbeta": "beta"}, upstream={"z": "dz"}, launch=launch)],
+    params={"BLOCK_H": next_pow2("H"), "GROUP_SIZE": 4, "BLOCK_G": 4, "BLOCK_COLS": 32},
+    blocks={"H": "BLOCK_COLS"},
+    cases=[case(M=8, H=16, documented=True),
+           case(M=37, H=100),
+           case(M=1, H=48),
+           case(M=3, H=40, GROUP_SIZE=8),
+           case(M=64, H=24, GROUP_SIZE=16, BLOCK_G=4),
+           case("identical rows, dz = 1.3: equal shares", M=40, H=24,
+                inputs={"x": custom("M H", identical_rows), "dz": full("like z", 1.3)}),
+           case(M=4096, H=1024, GROUP_SIZE=64, BLOCK_G=16, gpu_only=True),
+           case(M=2048, H=4000, GROUP_SIZE=32, BLOCK_G=8, gpu_only=True),
+           case(M=512, H=768, GROUP_SIZE=32, dtype="bfloat16")],
+)
