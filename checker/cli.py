@@ -195,8 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return EXIT_USAGE
     if args.bench:
+        from dataclasses import asdict
+
         from checker.session import run_bench
-        status, _ = run_bench(puzzle, source, timeout=args.timeout)
+        status, rows = run_bench(puzzle, source, timeout=args.timeout,
+                                 write=(lambda line: print(line, file=sys.stderr)) if args.json else print)
+        if args.json:
+            print(json.dumps({"puzzle": puzzle.key, "rows": [asdict(r) for r in rows]}, indent=1))
         return status
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,

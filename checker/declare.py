@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from checker.spec import Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
+from checker.spec import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
 
 FP32_ROUNDING = 2.0 ** -24
 # |out - ref| <= atol * scale + rtol * |ref|, scale = RMS of the reference output (spec.Tolerance).
@@ -166,6 +166,21 @@ def case(name: str = "", *, documented: bool = False, dtype: str = "float32", gp
 
 
 @dataclass(frozen=True)
+class BenchDecl:
+    part: str
+    cases: tuple[CaseDecl, ...]
+    traffic: Callable[..., float]               # by name -> bytes the work must move
+    torch: Callable[..., Callable[[], Any]]     # by name -> a function doing the same work in PyTorch
+    flops: Callable[..., float] | None = None
+
+
+def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float],
+          torch: Callable[..., Callable[[], Any]], flops: Callable[..., float] | None = None) -> BenchDecl:
+    """What --bench times (GPU only): a part at these sizes, next to `torch` doing the same work."""
+    return BenchDecl(part, tuple(cases), traffic, torch, flops)
+
+
+@dataclass(frozen=True)
 class Variant:
     """A known bug as a formula: what a kernel with that bug computes, and the hint it earns."""
     name: str
@@ -250,9 +265,9 @@ class DeclaredPuzzle:
         value = params.get(name) if name else None
         return value if isinstance(value, int) else None
 
-    def _build_cases(self) -> list[Case]:
+    def _build_cases(self, decls: Sequence[CaseDecl] | None = None) -> list[Case]:
         built = []
-        for decl in self.case_decls:
+        for decl in self.case_decls if decls is None else decls:
             sizes = {n: int(decl.values[n]) for n in self.size_names if n in decl.values}
             missing = [n for n in self.size_names if n not in sizes]
             if missing:
@@ -419,7 +434,9 @@ class DeclaredPuzzle:
     def launch(self, decl: PartDecl) -> Callable[[Any, dict, dict, Case], dict]:
         def launch(kernels, inputs: dict, outputs: dict, case: Case) -> dict:
             extra = _launch_with(decl.launch, kernels, self._names(case, {**inputs, **outputs}))
-            return {**outputs, **(extra or {})}
+            # a launch may return outputs it computed itself (a provided matmul); a kernel launch
+            # returns a compiled kernel on a GPU and None in the interpreter: neither is an output
+            return {**outputs, **(extra if isinstance(extra, dict) else {})}
         return launch
 
 
@@ -472,7 +489,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
            variants: Sequence[Variant] = (), summaries: Sequence[SummaryPattern] = (),
            hints: Mapping[str, str] | None = None, condition: Callable[..., float] | None = None,
            formulas: Mapping[str, tuple[str, Callable[..., Any]]] | None = None,
-           skill: str = "", chapter: str = "") -> Puzzle:
+           bench: BenchDecl | None = None, skill: str = "", chapter: str = "") -> Puzzle:
     """A Puzzle from its short declaration (see the module docstring).
 
     slug: "add_constant" (the files are pNN_<slug>); params: default case parameters, e.g.
@@ -500,7 +517,16 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
         generic.append(SummaryPattern(
             "every case of other sizes than the documented one fails: is a size hard-coded? Use the size "
             "arguments the kernel receives.", lambda c, d=dict(documented.sizes): dict(c.sizes) != d, coverage=1.0))
-    result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts),
+    timed = None
+    if bench is not None:
+        bench_cases = declared._build_cases([CaseDecl(c.values, c.name, False, c.dtype, True, c.tags, c.inputs)
+                                             for c in bench.cases])
+        names = lambda inputs, case: declared._names(case, inputs)  # noqa: E731
+        timed = Bench(part=bench.part, cases=lambda: list(bench_cases),
+                      traffic=lambda i, c: float(call_by_name(bench.traffic, names(i, c))),
+                      torch=lambda i, c: call_by_name(bench.torch, names(i, c)),
+                      flops=(lambda i, c: float(call_by_name(bench.flops, names(i, c)))) if bench.flops else None)
+    result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts), bench=timed,
                     cases=lambda: list(declared.cases), make_inputs=declared.make_inputs,
                     reference=declared.reference, tolerance=declared.tolerance,
                     patterns=tuple(Pattern(v.name, v.hint) for v in declared.variants),

@@ -27,6 +27,7 @@ class BenchRow:
     gbytes: float                  # the work's traffic, 1e9 bytes
     tflop: float | None
     copy_gbps: float               # device copy bandwidth, read + write
+    device: str = ""
 
     def gbps(self, ms: float | None) -> float | None:
         return None if ms is None else self.gbytes / (ms / 1e3)
@@ -75,7 +76,8 @@ def time_case(puzzle, kernels, case) -> BenchRow:
     flops = bench.flops(inputs, case) if bench.flops else None
     return BenchRow(case.name, case.dims, case.dtype, _median_ms(learner), _median_ms(eager),
                     _median_ms(compiled) if compiled is not None else None, traffic / 1e9,
-                    None if flops is None else flops / 1e12, copy_bandwidth(traffic))
+                    None if flops is None else flops / 1e12, copy_bandwidth(traffic),
+                    torch.cuda.get_device_name(0))
 
 
 def _fmt(value: float | None, unit: str) -> str:
