@@ -201,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         status, rows = run_bench(puzzle, source, timeout=args.timeout,
                                  write=(lambda line: print(line, file=sys.stderr)) if args.json else print)
         if args.json:
-            print(json.dumps({"puzzle": puzzle.key, "rows": [asdict(r) for r in rows]}, indent=1))
+            import time
+            print(json.dumps({"puzzle": puzzle.key, "date": time.strftime("%Y-%m-%d"),
+                              "rows": [asdict(r) for r in rows]}, indent=1))
         return status
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,

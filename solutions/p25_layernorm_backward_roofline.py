@@ -1,0 +1,74 @@
+"""Puzzle 25 reference kernels: the LayerNorm backward at the memory roofline.
+
+Shapes (contiguous):  x, dz, dx: [M, H] (fp32 or bf16)   gamma: [H]   dgamma, dbeta: [H] fp32
+    partial buffers dgamma_part, dbeta_part: [P, H] fp32, one row per program
+
+The work is memory-bound: per element it reads x and dz and writes dx (3 * M * H elements), and
+does a few dozen flops. A kernel reaches the roofline when the memory system never waits for it:
+  * a persistent grid: P programs (a few per SM) each walk rows pid, pid + P, ... so the whole
+    GPU stays busy and every program's dgamma/dbeta share stays in registers until the end;
+  * no atomics on the hot path: each program stores one partial row (as in puzzle 23), and a
+    small second kernel adds the P rows (P * H * 8 bytes: a few percent of the traffic);
+  * ROWS rows per step when rows are short, so each step moves enough bytes to hide latency;
+  * statistics recomputed from x (cheaper than reading saved ones), all arithmetic in fp32.
+
+The checker launches (P from the GPU's SM count; a handful on the CPU):
+    ln_bwd_roofline_kernel[(P,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, eps,
+                                 ROWS=ROWS, BLOCK_H=BLOCK_H, num_warps=...)    # BLOCK_H >= H
+    ln_bwd_partials_reduce_kernel[(cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, P, H,
+                                                          BLOCK_P=..., BLOCK_COLS=...)
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr, dgamma_part_ptr, dbeta_part_ptr, M, H, eps,
+                           ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """Program pid handles the row blocks pid, pid + P, ... (ROWS rows each); dx for each row, and
+    its dgamma/dbeta shares summed in registers, stored once into partial row pid. Grid: (P,)."""
+    pid = tl.program_id(0)
+    programs = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_H)
+    col_ok = cols < H
+    gamma = tl.load(gamma_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    dgamma_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)
+    dbeta_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)
+    for first in range(pid * ROWS, M, programs * ROWS):
+        rows = first + tl.arange(0, ROWS)
+        ok = (rows[:, None] < M) & col_ok[None, :]
+        offsets = rows[:, None] * H + cols[None, :]
+        x = tl.load(x_ptr + offsets, mask=ok, other=0.0).to(tl.float32)
+        dz = tl.load(dz_ptr + offsets, mask=ok, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=1) / H
+        diff = tl.where(ok, x - mean[:, None], 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=1) / H + eps)
+        x_hat = diff * rstd[:, None]
+        g = dz * gamma[None, :]
+        mean_g = tl.sum(g, axis=1) / H
+        mean_g_xhat = tl.sum(g * x_hat, axis=1) / H
+        dx = rstd[:, None] * (g - mean_g[:, None] - x_hat * mean_g_xhat[:, None])
+        tl.store(dx_ptr + offsets, dx, mask=ok)  # cast to dx's dtype on store
+        dgamma_acc += dz * x_hat  # rows past M loaded dz = 0: they add nothing
+        dbeta_acc += dz
+    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0), mask=col_ok)
+    tl.store(dbeta_part_ptr + pid * H + cols, tl.sum(dbeta_acc, axis=0), mask=col_ok)
+
+
+@triton.jit
+def ln_bwd_partials_reduce_kernel(dgamma_part_ptr, dbeta_part_ptr, dgamma_ptr, dbeta_ptr, P, H,
+                                  BLOCK_P: tl.constexpr, BLOCK_COLS: tl.constexpr):
+    """dgamma[c] = sum over the P partial rows (dbeta alike), for a block of columns, in a fixed
+    order. Grid: (cdiv(H, BLOCK_COLS),)."""
+    cols = tl.program_id(0) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)
+    col_ok = cols < H
+    dgamma = tl.zeros([BLOCK_COLS], dtype=tl.float32)
+    dbeta = tl.zeros([BLOCK_COLS], dtype=tl.float32)
+    for start in range(0, P, BLOCK_P):
+        rows = start + tl.arange(0, BLOCK_P)
+        tile = rows[:, None] * H + cols[None, :]
+        ok = (rows[:, None] < P) & col_ok[None, :]
+        dgamma += tl.sum(tl.load(dgamma_part_ptr + tile, mask=ok, other=0.0), axis=0)
+        dbeta += tl.sum(tl.load(dbeta_part_ptr + tile, mask=ok, other=0.0), axis=0)
+    tl.store(dgamma_ptr + cols, dgamma, mask=col_ok)
+    tl.store(dbeta_ptr + cols, dbeta, mask=col_ok)
