@@ -285,7 +285,7 @@ class DeclaredPuzzle:
                 if n == 1:
                     tags.add("single")
                 if block and n > block:
-                    tags.add("wide")
+                    tags.update(("wide", f"wide_{size}"))  # wide_N: summary patterns per dimension
                     notes.append(f"{size} wider than its block ({block})")
                 if block and n % block:
                     tags.add("tail")

@@ -25,8 +25,10 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> str:
         first_missing = int(written_cols.max()) + 1 if written_cols.numel() else 0
         cols_missing = torch.isnan(got[:, first_missing:]).all()
         if 0 < first_missing < got.shape[1] and bool(cols_missing) and not torch.isnan(got[:, :first_missing]).any():
-            return (f"{hint}: every column from {first_missing} on. The kernel handled only the first "
-                    f"{first_missing} columns of each row: loop over the row in blocks.")
+            # two designs reach every column: more programs along the row, or a loop over it
+            return (f"{hint}: every column from {first_missing} on. No program stored past the first "
+                    f"{first_missing} columns of a row: does the grid cover every block of columns, or "
+                    f"does each program loop over the row in blocks?")
         rows_missing = torch.isnan(got).all(dim=1)
         if rows_missing.any() and not torch.isnan(got[~rows_missing]).any():
             rows = rows_missing.nonzero().reshape(-1).tolist()
@@ -73,8 +75,9 @@ def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> str:
     flat, unknown = as_rows(empty), as_rows(~sizeable)  # elements whose reference is ~0 say nothing
     start = int(flat.any(dim=0).nonzero().min())
     if start > 0 and bool((flat | unknown)[:, start:].all()) and not bool(flat[:, :start].any()):
-        return (f"every element from column {start} on received nothing from any {unit}: the kernel "
-                f"handled only the first {start} columns. Loop over the row in blocks.")
+        return (f"every element from column {start} on received nothing from any {unit}: only the first "
+                f"{start} columns were handled. Does the grid cover every block of columns, or does each "
+                f"program loop over the row in blocks?")
     if n_empty > n_sizeable // 4:
         return f"{n_empty} of {n_sizeable} elements received nothing from any {unit}."
     return ""

@@ -24,6 +24,9 @@ class Bug:
     cpu_blind_without_sanitizer: bool = False  # the interpreter alone cannot see it (races)
     interpreter_blind: bool = False        # right in the interpreter even sanitized (nondeterminism): GPU only
     timeout: float = 0.0                   # a bug that hangs: checked in a worker process with this limit
+    # right on a GPU: the out-of-bounds read is multiplied by 0 or lands in masked-out lanes, a racy
+    # store writes the same value twice. Only the interpreter's sanitizer can see it.
+    gpu_blind: bool = False
     misleading: tuple = ()                 # words that must not appear (they would send the learner astray)
     gpu_reasons: tuple = ()                # on the GPU, where its values differ from the interpreter's
     notes: str = ""

@@ -1,18 +1,71 @@
-"""Puzzle 14: Tiled matmul with tl.dot."""
-from checker.declare import case, part, puzzle, randn
+"""Puzzle 14: tiled matmul with tl.dot. BLOCK_M/N/K tiles, tails in M, N and K, fp32 accumulation."""
+from checker.declare import case, out, part, puzzle, randn, uniform, variant
+from checker.spec import SummaryPattern, Tolerance
+
+
+def last_k_step_only(A, B, K, BLOCK_K):  # what a kernel computes with acc reset inside the K loop
+    start = (K - 1) // BLOCK_K * BLOCK_K
+    return {"C": A[:, start:] @ B[start:]}
+
+
+def b_rows_k_long(A, B, K, N):  # B[k, n] read at k * K + n; NaN (matches nothing) past the end of B
+    import torch
+    flat = torch.cat([B.flatten(), B.new_full((K * K + N,), float("nan"))])
+    return {"C": A @ flat[torch.arange(K)[:, None] * K + torch.arange(N)[None, :]]}
+
+
+def tf32_product(rounding):  # input_precision="tf32": inputs cut (an H100 truncates) to 10 mantissa bits
+    def cut(t):
+        import torch
+        return torch.ldexp(rounding(torch.frexp(t)[0] * 2 ** 11) / 2 ** 11, torch.frexp(t)[1])
+    return lambda A, B: {"C": cut(A) @ cut(B)}
+
+
+TF32_HINT = ("C matches a product of inputs cut to TF32's 10-bit mantissas: this puzzle expects fp32 products. "
+             "Leave tl.dot's input_precision alone (the checker makes 'ieee' the default) or pass "
+             "input_precision=\"ieee\".")
+
+
+# The precision this puzzle expects: fp32 products (tl.dot with input_precision="ieee", which the
+# checker's GPU run makes the default). |error| <= 1e-5 * RMS(C) + 1e-5 * |C|: TF32's 10-bit inputs
+# miss it 30-130 times over (measured on an H100). bf16: 8-bit inputs multiplied exactly and summed
+# in fp32, C rounded to bf16.
+PRECISION = {"float32": Tolerance(atol=1e-5, rtol=1e-5), "bfloat16": Tolerance(atol=1.6e-2, rtol=1.6e-2)}
+POSITIVE = {"A": uniform("M K", 0.5, 1.5), "B": uniform("K N", 0.5, 1.5)}  # C grows like K
 
 PUZZLE = puzzle(
     14, "matmul", "Tiled matmul with tl.dot",
-    skill="TODO: the skill this puzzle teaches, in one line",
-    chapter="TODO: the book part",
-    inputs={"x": randn("N")},
-    reference=lambda x: {"z": x},
-    parts=[part("forward", "Tiled matmul with tl.dot", ["matmul_kernel"], outputs=["z"],
-                launch=lambda k, x, z, N, BLOCK: k.matmul_kernel[(triton_cdiv(N, BLOCK),)](x, z, N, BLOCK=BLOCK))],
-    params={"BLOCK": 32},
-    cases=[case(N=8, documented=True), case(N=1), case(N=100), case(N=1000)],
+    skill="a 2-D grid of output tiles, a loop over K with tl.dot into an fp32 tile; masks in M, N and K",
+    chapter="Matrix multiply",
+    inputs={"A": randn("M K"), "B": randn("K N")},
+    reference=lambda A, B: {"C": A @ B},
+    parts=[part("forward", "C = A B", ["tiled_matmul_kernel"], outputs=[out("C", tolerance=PRECISION)],
+                launch=lambda k, A, B, C, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K:
+                k.tiled_matmul_kernel[(-(-M // BLOCK_M), -(-N // BLOCK_N))](
+                    A, B, C, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K))],
+    params={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16},  # tl.dot needs every block >= 16 on a GPU
+    variants=[variant("last_k_step_only", "C matches the product over the last K step alone: the accumulator "
+                      "is reset inside the loop over K. Create it once, before the loop.", last_k_step_only),
+              variant("b_rows_k_long", "C matches B read with rows K elements apart: B is [K, N], "
+                      "row-major, so B[k, n] is k * N + n elements after b_ptr.", b_rows_k_long),
+              variant("tf32", TF32_HINT, tf32_product(lambda t: t.trunc())),  # tensor cores drop the bits
+              variant("tf32_rounded", TF32_HINT, tf32_product(lambda t: t.round()))],
+    summaries=[SummaryPattern("only the cases whose grid is not square fail: the launch's grid is (cdiv(M, "
+                              "BLOCK_M), cdiv(N, BLOCK_N)), so rows come from tl.program_id(0), columns from "
+                              "tl.program_id(1).", lambda c: -(-c.sizes["M"] // c.params["BLOCK_M"])
+                              != -(-c.sizes["N"] // c.params["BLOCK_N"])),
+               SummaryPattern("only the cases whose K takes more than one BLOCK_K step fail: does the loop "
+                              "walk all of K, adding each step's tl.dot into one accumulator created before "
+                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"])],
+    hints={"wide": "only the cases larger than one block fail: does the grid cover every tile of C (rows from "
+                   "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?"},
+    cases=[case(M=20, N=40, K=36, documented=True), case(M=32, N=32, K=32), case(M=32, N=64, K=16),
+           case(M=33, N=17, K=19), case(M=16, N=16, K=12), case(M=1, N=1, K=1), case(M=16, N=64, K=5),
+           case(M=64, N=48, K=64, BLOCK_M=32, BLOCK_K=32), case(M=50, N=3, K=64, BLOCK_K=64),
+           case("positive products (A, B in [0.5, 1.5)):", M=24, N=20, K=60, inputs=POSITIVE),
+           case(M=512, N=512, K=512, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
+           case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
+           case(M=20, N=40, K=36, dtype="bfloat16"),
+           case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, dtype="bfloat16"),
+           case("bf16, positive products, K = 4096:", M=64, N=64, K=4096, dtype="bfloat16", inputs=POSITIVE)],
 )
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)

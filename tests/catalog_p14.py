@@ -1,0 +1,58 @@
+"""Known-buggy kernels for puzzle 14 (tiled matmul with tl.dot), each the reference solution with
+one bug patched in (tests/test_contract.py rejects each for its stated reason), and correct kernels
+written differently (which must pass)."""
+from catalog import Alternative, Bug
+
+BUGS = [
+    Bug("no_mask_on_the_last_k_step", "forward",
+        (("mask=row_ok[:, None] & k_ok[None, :],", "mask=row_ok[:, None],", 1),
+         ("mask=k_ok[:, None] & col_ok[None, :],", "mask=col_ok[None, :],", 1)),
+        reasons=(("out of bounds", "out-of-bounds"), ("mask",)),
+        misleading=("atomic", "hard-coded"),
+        notes="the last K step reads rows of B past its end (and A's last row past the end of A)"),
+    Bug("accumulator_reset_in_the_k_loop", "forward",
+        (("    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)\n", "", 1),
+         ("        acc += tl.dot(a, b)", "        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)\n"
+                                       "        acc += tl.dot(a, b)", 1)),
+        reasons=(("accumulator is reset inside the loop",), ("more than one BLOCK_K step",)),
+        misleading=("atomic", "mask", "hard-coded", "TF32")),
+    Bug("program_ids_swapped", "forward",
+        (("rows = tl.program_id(0) * BLOCK_M", "rows = tl.program_id(1) * BLOCK_M", 1),
+         ("cols = tl.program_id(1) * BLOCK_N", "cols = tl.program_id(0) * BLOCK_N", 1)),
+        reasons=(("never written",), ("grid is not square",)),
+        misleading=("atomic", "TF32", "not powers of two"),
+        notes="right whenever the grid is square: tiles of C outside the transposed grid are never written"),
+    Bug("b_rows_taken_as_K_long", "forward",
+        (("b_ptr + ks[:, None] * N + cols[None, :]", "b_ptr + ks[:, None] * K + cols[None, :]", 1),),
+        reasons=(("rows K elements apart",),),
+        misleading=("atomic", "TF32", "accumulator is reset", "not powers of two")),
+    Bug("store_without_mask", "forward",
+        (("tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=row_ok[:, None] & col_ok[None, :])",
+          "tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc)", 1),),
+        reasons=(("data race", "out of bounds", "out-of-bounds"), ("c_ptr",), ("mask",)),
+        misleading=("atomic",),
+        notes="the tails of the last tiles land past C's rows: past the end, or on the next row's start"),
+    Bug("tf32_products", "forward",
+        (("        acc += tl.dot(a, b)\n", "        acc += tl.dot(a, b, input_precision=\"tf32\")\n", 1),),
+        reasons=(), interpreter_blind=True,
+        gpu_reasons=(("10-bit mantissas",),),
+        misleading=("atomic", "mask", "accumulator is reset"),
+        notes="the interpreter computes tl.dot in fp32 whatever input_precision says: GPU only"),
+]
+
+ALTERNATIVES = [
+    Alternative("pointers_advanced_each_step", (
+        ("    for k0 in range(0, K, BLOCK_K):\n        ks = k0 + tl.arange(0, BLOCK_K)\n",
+         "    a_ptrs = a_ptr + rows[:, None] * K + tl.arange(0, BLOCK_K)[None, :]\n"
+         "    b_ptrs = b_ptr + tl.arange(0, BLOCK_K)[:, None] * N + cols[None, :]\n"
+         "    for k0 in range(0, K, BLOCK_K):\n        ks = k0 + tl.arange(0, BLOCK_K)\n", 1),
+        ("a = tl.load(a_ptr + rows[:, None] * K + ks[None, :],", "a = tl.load(a_ptrs,", 1),
+        ("b = tl.load(b_ptr + ks[:, None] * N + cols[None, :],", "b = tl.load(b_ptrs,", 1),
+        ("        acc += tl.dot(a, b)\n",
+         "        acc += tl.dot(a, b)\n        a_ptrs += BLOCK_K  # BLOCK_K columns of A to the right\n"
+         "        b_ptrs += BLOCK_K * N  # BLOCK_K rows of B down\n", 1)),
+        notes="Triton's tutorial style: the tiles' pointers built once and moved each step"),
+    Alternative("dot_accumulates_explicit_precision", (
+        ("        acc += tl.dot(a, b)\n", "        acc = tl.dot(a, b, acc, input_precision=\"ieee\")\n", 1),),
+        notes="tl.dot adds into its third argument; fp32 products asked for explicitly"),
+]
