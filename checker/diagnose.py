@@ -115,6 +115,9 @@ def _shape_or_dtype_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol
     if ref.dim() == 2 and ref.shape[0] > 1 and ref.shape[1] > 1:
         as_transposed = got.reshape(-1).reshape(ref.shape[1], ref.shape[0]).T
         if matches(as_transposed, ref, scale, tol, condition=condition):
+            if ref.shape[0] == ref.shape[1]:
+                return (f"the right numbers, transposed: element [i, j] was stored where [j, i] belongs. "
+                        f"Element [i, j] goes to i * {ref.shape[1]} + j.")
             return (f"the right numbers in the wrong shape: stored as [{ref.shape[1]}, {ref.shape[0]}] "
                     f"(transposed) instead of {list(ref.shape)}. Element [i, j] goes to i * {ref.shape[1]} + j.")
     for dtype, bits in ((torch.bfloat16, 8), (torch.float16, 11)):
