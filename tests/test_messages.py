@@ -22,8 +22,8 @@ P01, P22 = registry.get("p01"), registry.get("p22")
 
 
 def test_check_cell_checks_the_kernels_as_last_run_in_the_notebook(tmp_path):
-    import nbclient
-    import nbformat
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
     notebook = nbformat.read(str(P01.notebook), as_version=4)
     stubs.kernel_cells(notebook)[0]["source"] = P01.solution.read_text(encoding="utf-8")  # in memory only
     before = P01.notebook.read_bytes()
