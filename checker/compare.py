@@ -43,8 +43,8 @@ def absolute_tolerance(tol: Tolerance, scale: float, condition: float = 1.0) -> 
 
 
 def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
-            poisoned: bool, condition: float = 1.0, rows: "int | torch.Tensor" = 0) -> Comparison:
-    """poisoned: `out` was filled with NaN before the launch, so NaN left means 'never written'.
+            unwritten: "torch.Tensor | None", condition: float = 1.0, rows: "int | torch.Tensor" = 0) -> Comparison:
+    """unwritten: which elements still hold the checker's fill (None: the output was not poisoned).
     rows: how many shares were summed into each element (0 for outputs that are not accumulated;
     a tensor of ref's shape where elements sum different numbers of shares)."""
     got = out.detach().double().cpu().reshape(ref.shape)
@@ -52,7 +52,8 @@ def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol:
     allowed = absolute + (tol.rtol + tol.per_row * rows) * ref.abs()
     diff = (got - ref).abs()
     nonfinite = ~torch.isfinite(got)
-    unwritten = torch.isnan(got) & poisoned
+    unwritten = (unwritten.reshape(ref.shape) if unwritten is not None
+                 else torch.zeros(ref.shape, dtype=torch.bool))
     bad = nonfinite | (diff > allowed)
     finite = diff[~nonfinite]
     ratio = (diff / allowed)[~nonfinite]

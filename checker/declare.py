@@ -280,8 +280,9 @@ class DeclaredPuzzle:
             for size, n in sizes.items():
                 block = self._block_of(size, params)
                 if not _pow2(n):
-                    tags.add("non_pow2")
                     notes.append(f"{size} not a power of two")
+                    if block:  # the mask hint is about blocked sizes only
+                        tags.add("non_pow2")
                 if n == 1:
                     tags.add("single")
                 if block and n > block:

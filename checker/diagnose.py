@@ -12,7 +12,7 @@ import torch
 from checker.compare import Comparison, absolute_tolerance, matches
 from checker.spec import Output, Puzzle, Reference, Tolerance
 
-ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared gradient buffer "
+ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared output "
                "(a plain load + add + store races between programs on a GPU).")
 
 
@@ -150,8 +150,9 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
         if matches(got, alternative, scale, tol, condition=reference.condition):
             return pattern.hint
     if comparison.n_nonfinite:
-        return (f"{comparison.n_nonfinite} elements are NaN or Inf: a division by zero, the square root of a "
-                f"negative variance, or a load of garbage past the data?")
+        return (f"{comparison.n_nonfinite} elements are NaN or Inf, computed by the kernel: an overflow (exp of "
+                f"a large number, a 16-bit type's range), a division by zero, the square root of a negative "
+                f"number, or a load of garbage past the data?")
     if output.accumulated and output.name in reference.contributions:
         shares = reference.contributions[output.name].double()
         touched = reference.touched.get(output.name)

@@ -66,7 +66,7 @@ def _reproducibility(part: Part, kernels, inputs: dict, case: Case, first: dict)
         outputs = part.allocate(inputs, case)
         for output in part.outputs:
             if output.name in outputs and not output.accumulated:
-                outputs[output.name].fill_(float("nan"))
+                poison(outputs[output.name])
         again = part.launch(_SyncedKernels(kernels), inputs, outputs, case)
         torch.cuda.synchronize()
         for output in part.outputs:
@@ -86,6 +86,26 @@ def _reproducibility(part: Part, kernels, inputs: dict, case: Case, first: dict)
 
 def _same_width_int(t: torch.Tensor) -> torch.dtype:
     return {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+
+
+# Quiet NaNs with a payload no arithmetic produces (computed NaNs carry the default payload): an
+# element still holding these bits was never written; any other NaN the kernel computed.
+POISON_BITS = {4: (torch.int32, 0x7FA5A5A5), 2: (torch.int16, 0x7FA5), 8: (torch.int64, 0x7FF5A5A5A5A5A5A5)}
+
+
+def poison(t: torch.Tensor) -> None:
+    if t.is_floating_point() and t.element_size() in POISON_BITS:
+        int_type, bits = POISON_BITS[t.element_size()]
+        t.view(int_type).fill_(bits)
+    else:
+        t.fill_(float("nan"))
+
+
+def unwritten_mask(t: torch.Tensor) -> torch.Tensor:
+    if t.is_floating_point() and t.element_size() in POISON_BITS and t.is_contiguous():
+        int_type, bits = POISON_BITS[t.element_size()]
+        return (t.view(int_type) == bits).cpu()
+    return torch.isnan(t.detach()).cpu()
 
 
 def _terms(reference, output) -> "int | torch.Tensor":
@@ -122,7 +142,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     poisoned = {}
     for output in part.outputs:
         if output.name in outputs and not output.accumulated:
-            outputs[output.name].fill_(float("nan"))  # an output never written stays NaN
+            poison(outputs[output.name])  # an output never written keeps the checker's own NaN
             poisoned[output.name] = True
     before = {name: value.clone() for name, value in inputs.items() if torch.is_tensor(value)}
     if device == "cpu":
@@ -154,8 +174,9 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                                 "title": output.title or output.label,
                                 "hint": f"wrong shape: expected {list(ref.shape)}, got {shape}"})
             continue
+        unwritten = unwritten_mask(got) if poisoned.get(output.name) else None
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
-                             poisoned.get(output.name, False), reference.condition, _terms(reference, output))
+                             unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
             comparison.hint = output_hint(puzzle, output, got, reference, tol, comparison)
             maps[output.label] = _error_map(got, ref, comparison.allowed)

@@ -1,0 +1,70 @@
+"""Known-buggy kernels for puzzle 9 (column sum across programs), each the reference solution with one
+bug patched in (tests/test_contract.py rejects each for its stated reason), and correct kernels
+written differently (which must pass)."""
+from catalog import Alternative, Bug
+
+ATOMIC = "    tl.atomic_add(y_ptr + cols, partial, mask=col_ok)\n"
+LOAD = "    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0).to(tl.float32)\n"
+
+BUGS = [
+    Bug("plain_store", "forward",
+        ((ATOMIC, "    tl.store(y_ptr + cols, partial, mask=col_ok)\n", 1),),
+        reasons=(("data race",), ("y_ptr",), ("atomic",)),
+        reasons_unsanitized=(("overwr",),),
+        misleading=("offsets overlap", "were lost"),
+        notes="every row block stores its own partial sum: the last store wins. Sanitized: a race on y; "
+              "unsanitized (programs in order), y holds the last row block's share"),
+    Bug("load_add_store", "forward",
+        ((ATOMIC, "    total = tl.load(y_ptr + cols, mask=col_ok)\n"
+                  "    tl.store(y_ptr + cols, total + partial, mask=col_ok)\n", 1),),
+        reasons=(("data race",), ("y_ptr",), ("atomic",)),
+        misleading=("offsets overlap",),
+        cpu_blind_without_sanitizer=True,
+        notes="right in the interpreter, where programs run one after another; on a GPU two programs "
+              "load the same total and one partial sum is lost"),
+    Bug("whole_tile_summed", "forward",
+        (("    partial = tl.sum(x, axis=0)", "    partial = tl.sum(tl.sum(x, axis=0), axis=0) + tl.zeros([BLOCK_N], "
+          "dtype=tl.float32)", 1),),
+        reasons=(("elements off",),),
+        misleading=("were lost", "overwr", "race", "atomic"),
+        notes="a wrong formula (the tile's total added to each of its columns): on the identical-rows case "
+              "no total is a whole number of shares, so no hint may blame lost or overwritten updates"),
+    Bug("column_blocks_ignore_program_id_1", "forward",
+        (("    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)\n",
+          "    cols = tl.arange(0, BLOCK_N)\n", 1),),
+        reasons=(("received nothing",),),
+        misleading=("race", "were lost"),
+        notes="every column block adds into columns 0 .. BLOCK_N - 1: they get their sum several times, "
+              "the columns past BLOCK_N get nothing"),
+    Bug("rows_not_masked", "forward",
+        (("    mask = (rows[:, None] < M) & col_ok[None, :]\n", "    mask = col_ok[None, :]\n", 1),),
+        reasons=(("out of bounds", "out-of-bounds"), ("x_ptr",)),
+        misleading=("atomic", "race"),
+        notes="the last row block reads rows past M: past the end of x"),
+    Bug("atomic_without_mask", "forward",
+        ((ATOMIC, "    tl.atomic_add(y_ptr + cols, partial)\n", 1),),
+        reasons=(("out of bounds", "out-of-bounds"), ("y_ptr",)),
+        misleading=("race",),
+        gpu_blind=True,
+        notes="the last column block adds 0 past the end of y: still a write outside the tensor, but on a GPU "
+              "it lands in the allocation's slack and changes no value"),
+]
+
+ALTERNATIVES = [
+    Alternative("one_atomic_per_row", (
+        (LOAD + "    partial = tl.sum(x, axis=0)  # [BLOCK_N]: this row block's share of each column, in fp32\n",
+         "    first = tl.program_id(0) * BLOCK_M\n"
+         "    for row in range(first, tl.minimum(first + BLOCK_M, M)):  # my rows, none past M\n"
+         "        partial = tl.load(x_ptr + row * N + cols, mask=col_ok, other=0.0).to(tl.float32)\n"
+         "        tl.atomic_add(y_ptr + cols, partial, mask=col_ok)  # BLOCK_M atomics per element\n", 1),
+        (ATOMIC, "", 1)),
+        notes="correct, but with BLOCK_M atomic adds per element instead of one: more contention on a GPU"),
+    Alternative("loop_over_the_rows_of_the_tile", (
+        (LOAD + "    partial = tl.sum(x, axis=0)",
+         "    partial = tl.zeros([BLOCK_N], dtype=tl.float32)\n"
+         "    first = tl.program_id(0) * BLOCK_M\n"
+         "    for row in range(first, tl.minimum(first + BLOCK_M, M)):\n"
+         "        partial += tl.load(x_ptr + row * N + cols, mask=col_ok, other=0.0).to(tl.float32)\n"
+         "    partial = partial", 1),),
+        notes="the tile summed one row at a time into a register block, one atomic at the end"),
+]
