@@ -97,7 +97,8 @@ def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touch
     equal = ((flat_shares - first).abs() <= allowed) | ~flat_touched
     flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
     wrong = (flat_got - flat_ref).abs() > 4 * (absolute_tolerance(tol, scale) + tol.rtol * flat_ref.abs())
-    keep = equal.all(0) & (counts >= 2) & (first.abs() > 1e-9 * max(float(first.abs().max()), 1e-300)) & wrong
+    largest = float(torch.nan_to_num(first).abs().max())  # untouched elements have no share (NaN)
+    keep = equal.all(0) & (counts >= 2) & (torch.nan_to_num(first).abs() > 1e-9 * max(largest, 1e-300)) & wrong
     if not bool(keep.any()):
         return ""
     k = flat_got[keep] / first[keep]

@@ -61,8 +61,10 @@ def _comparison_lines(c: dict, depth: int = 2, hint_shown: bool = False) -> list
     if c["n_unwritten"] == c["n_total"]:
         head = f"{pad}{c['label']}: never written (still the NaN the checker filled it with)"
     else:
+        tolerance = ("must be exact" if not c["allowed"] and not c.get("rtol")
+                     else f"tolerance {_fmt(c['allowed'])} + {c.get('rtol', 0.0):.1e}·|expected|")
         head = (f"{pad}{c['label']}: {c['n_bad']} of {c['n_total']} elements off (max difference "
-                f"{_fmt(c['max_diff'])}, tolerance {_fmt(c['allowed'])} + {c.get('rtol', 0.0):.1e}·|expected|)")
+                f"{_fmt(c['max_diff'])}, {tolerance})")
     if hint_shown and c.get("hint"):
         return [head + "; the same hint as above"]
     lines = [head]

@@ -1,0 +1,33 @@
+"""The README and chapter 1 say the same thing, and neither installs an unpinned torch (a CUDA
+build of several GB on a CPU machine); the install gives the learner JupyterLab."""
+from __future__ import annotations
+
+import re
+
+from checker.spec import REPO_ROOT
+
+README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+CHAPTER_1 = (REPO_ROOT / "book" / "01_how_to_use.md").read_text(encoding="utf-8")
+INSTALL = "pip install torch==2.13.0 -r requirements.txt"
+
+
+def test_chapter_1_gives_the_readme_install_command():
+    assert INSTALL in README and INSTALL in CHAPTER_1
+    assert "jupyter lab" in CHAPTER_1
+
+
+def test_no_page_installs_an_unpinned_torch():
+    for name, text in [("README.md", README), ("01_how_to_use.md", CHAPTER_1)]:
+        for line in re.findall(r"pip install[^\n`]*", text):
+            assert "torch==" in line or "-r requirements.txt" not in line, f"{name}: {line}"
+
+
+def test_the_install_gives_jupyterlab_and_widgets():
+    requirements = (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8").split()
+    assert "jupyterlab" in requirements and "ipywidgets" in requirements
+
+
+def test_chapter_1_describes_the_notebooks_as_they_are():
+    for words in ("tagged `kernel`", "set-up cell", "check cell", "--reset"):
+        assert words in CHAPTER_1, words
+    assert "plain-PyTorch specification" not in CHAPTER_1
