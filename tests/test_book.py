@@ -37,13 +37,15 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.book
+# one xdist worker builds the book and browses it (module-scoped fixtures must not run twice)
+pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 ARTIFACTS = BUILD / "artifacts"
-BUILD_BUDGET_S = float(os.environ.get("BOOK_BUILD_BUDGET_S", "180"))
+# 8 chapters and 26 puzzle pages, each executed (a puzzle page runs the checker on its solution)
+BUILD_BUDGET_S = float(os.environ.get("BOOK_BUILD_BUDGET_S", "600"))
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
 
 if CHROMIUM is None and not os.environ.get("CI"):
@@ -58,6 +60,8 @@ FIGURE_PAGES = {"02_triton_model": 6, "03_layernorm_forward": 3, "04_linear_forw
                 "05_layernorm_backward": 3, "06_linear_backward": 1, "07_accumulating_gradients": 3,
                 "08_case_studies": 2}
 WIDGET_PAGES = ["02_triton_model", "05_layernorm_backward"]
+# every registered puzzle has a page (book/pNN.md) showing the checker's report for its solution
+PUZZLE_PAGES = sorted(p.stem for p in (ROOT / "book").glob("p[0-9][0-9].md"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -253,6 +257,7 @@ PAGE_PROBE = r"""
         i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0,
                width: i.getBoundingClientRect().width})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+    solution_passes: document.body.innerText.includes('Overall Result: ✅ ALL CORRECT'),
     height: Math.ceil(document.documentElement.scrollHeight),
   };
 })()
@@ -325,7 +330,7 @@ def _page(visits, stem):
 
 def test_every_toc_page_was_visited(visits):
     stems = {Path(k).stem for k in visits}
-    for stem in ["index", "01_how_to_use", "p22", "p22_layernorm_linear", *MATH_PAGES, *FIGURE_PAGES,
+    for stem in ["index", "01_how_to_use", *PUZZLE_PAGES, *MATH_PAGES, *FIGURE_PAGES,
                  *WIDGET_PAGES]:
         assert stem in stems
 
@@ -433,6 +438,14 @@ def test_internal_links_resolve(visits, server):
     assert not broken, "\n".join(sorted(set(broken)))
 
 
+@pytest.mark.parametrize("stem", PUZZLE_PAGES)
+def test_puzzle_page_shows_the_solution_passing_and_its_math(visits, stem):
+    v = _page(visits, stem)
+    assert v["solution_passes"], f"{stem}: the checker's report for the solution is not on the page"
+    assert not v["math_unrendered"] and v["mjx_errors"] == 0, f"{stem}: math left as TeX {v['math_unrendered'][:3]}"
+    assert not [i["src"] for i in v["images"] if not i["ok"]], f"{stem}: a figure did not load"
+
+
 def test_p22_screenshot_kept(visits):
     shot = ARTIFACTS / "p22.png"
     assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot of the p22 page"
@@ -440,3 +453,19 @@ def test_p22_screenshot_kept(visits):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v", "-s"]))
+
+
+def test_root_index_redirects_to_the_first_page(server, browser, visits):
+    """The root index.html is a meta-refresh redirect: follow it, and keep a screenshot of where
+    a reader lands (a screenshot of the redirect itself would be blank)."""
+    browser.events.clear()
+    browser.send("Page.navigate", {"url": f"{server}/index.html"})
+    href = ""
+    for _ in range(50):
+        href = browser.evaluate("new Promise(r => setTimeout(() => r(location.href), 200))")
+        if href.endswith("book/index.html"):
+            break
+    assert href.endswith("book/index.html"), href
+    height = browser.evaluate("document.documentElement.scrollHeight")
+    _screenshot(browser, ARTIFACTS / "landing.png", height)
+    assert browser.evaluate("document.body.innerText.includes('The puzzles')")
