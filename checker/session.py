@@ -15,7 +15,6 @@ from checker.source import KernelSource, broken_chunks, static_problems
 from checker.spec import Puzzle
 
 BACKENDS = ("auto", "interpreter", "gpu")
-PARALLEL_CORES = 8  # with at least this many cores, every part and backend gets its own worker at once
 
 
 def _events(request: Request, in_process: bool) -> Iterator[dict]:
@@ -54,26 +53,23 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     source = source.without([chunk for chunk, _ in broken_chunks(source)])
     request = lambda kind, chosen: Request(puzzle.key, chosen, source, kind, timeout, seed,  # noqa: E731
                                            sanitize, only_documented)
-    parallel = not in_process and (os.cpu_count() or 1) >= PARALLEL_CORES
     if backend == "gpu":
-        kinds = ["gpu"]
+        streams = [("gpu", runnable, _events(request("gpu", runnable), in_process))]
     elif backend == "auto" and not in_process and cuda_likely():
-        kinds = ["interpreter", "gpu"]
+        # a GPU host: the interpreter and the GPU side by side, the GPU's events shown after the
+        # interpreter's section. (One worker per part was slower on an H100: six workers starting
+        # torch and CUDA at once, and no float64 reference shared between parts.)
+        streams = [("interpreter", runnable, _events(request("interpreter", runnable), False)),
+                   ("gpu", runnable, _background(request("gpu", runnable)))]
     else:
-        kinds = ["interpreter"]
-    if parallel:
-        # a machine with cores to spare (a GPU host): every worker at once, one per part and backend,
-        # their events shown in the usual order; the check takes its slowest part, not the sum
-        streams = [(kind, [part], _background(request(kind, [part]))) for kind in kinds for part in runnable]
-    else:
-        streams = [(kind, runnable, _events(request(kind, runnable), in_process)) for kind in kinds]
+        streams = [("interpreter", runnable, _events(request("interpreter", runnable), in_process))]
     for kind, chosen, stream in streams:
         writer.pending_parts = list(chosen)
         for event in stream:
             if event["type"] == "hello" and kind == "gpu" and backend == "auto" and not event.get("cuda"):
                 break  # auto found no usable CUDA after all: the interpreter's section is the report
             writer.handle(event)
-    if backend == "auto" and "gpu" not in kinds and writer.saw_cuda and not in_process:
+    if backend == "auto" and len(streams) == 1 and writer.saw_cuda and not in_process:
         # the interpreter's worker found CUDA that cuda_likely() missed: the GPU's turn comes now
         writer.pending_parts = list(runnable)
         for event in _events(request("gpu", runnable), False):
