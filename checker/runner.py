@@ -5,6 +5,7 @@ A case that runs longer than the timeout is a hang: the worker's whole process g
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -36,11 +37,15 @@ class Request:
     sanitize: bool = True
     only_documented: bool = False
     bench: bool = False          # time the puzzle's benchmark sizes instead of checking (GPU)
+    shard: int = 0               # this worker runs cases shard, shard + shards, ... (see session.sharded)
+    shards: int = 1
+    threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
 
     def to_json(self) -> str:
         return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
                            "backend": self.backend, "seed": self.seed, "sanitize": self.sanitize,
-                           "only_documented": self.only_documented, "bench": self.bench})
+                           "only_documented": self.only_documented, "bench": self.bench,
+                           "shard": self.shard, "shards": self.shards, "threads": self.threads})
 
 
 def _child_env() -> dict:
@@ -48,6 +53,15 @@ def _child_env() -> dict:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+_LIVE: set = set()  # workers still running: killed if the parent exits first (they have their own session)
+
+
+@atexit.register
+def _kill_live_workers() -> None:
+    for proc in list(_LIVE):
+        _kill(proc)
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -115,6 +129,7 @@ def run_backend(request: Request) -> Iterator[dict]:
     proc = subprocess.Popen([sys.executable, "-m", "checker.worker", "--fd", str(write_fd)],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
                             pass_fds=(write_fd,), env=_child_env(), start_new_session=True)
+    _LIVE.add(proc)
     os.close(write_fd)
     proc.stdin.write(request.to_json().encode())
     proc.stdin.close()
@@ -152,5 +167,6 @@ def run_backend(request: Request) -> Iterator[dict]:
     finally:
         if proc.poll() is None:
             _kill(proc)
+        _LIVE.discard(proc)
         os.close(read_fd)
         stderr.close()

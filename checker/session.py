@@ -13,6 +13,7 @@ from checker.report import Report, ReportWriter
 from checker.runner import DEFAULT_TIMEOUT, Request, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.spec import Puzzle
+from checker.worker import selected_cases
 
 BACKENDS = ("auto", "interpreter", "gpu")
 
@@ -28,12 +29,13 @@ def _events(request: Request, in_process: bool) -> Iterator[dict]:
 def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend: str = "auto",
               timeout: float = DEFAULT_TIMEOUT, seed: int = 0, sanitize: bool = True, verbose: bool = False,
               only_documented: bool = False, write: Callable[[str], None] = print, in_process: bool = False,
-              timeout_advice: str = "--timeout SECONDS") -> Report:
+              timeout_advice: str = "--timeout SECONDS", shards: int | None = None) -> Report:
     """backend 'auto': the interpreter always, and the GPU too when the worker finds CUDA.
 
     in_process: run the worker in this process (tests: torch is imported once for many checks;
     no protection from hangs or crashes, and only the backend this process imported triton for).
     timeout_advice: how the learner raises the time limit where they are (a flag, an argument).
+    shards: interpreter workers sharing the cases (None: as many as the idle cores allow).
     """
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
     writer.title(source.origin, parts)
@@ -51,18 +53,34 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
         return writer.finish(parts)
     # a cell that does not parse only fails the parts that need it; the others run without it
     source = source.without([chunk for chunk, _ in broken_chunks(source)])
-    request = lambda kind, chosen: Request(puzzle.key, chosen, source, kind, timeout, seed,  # noqa: E731
-                                           sanitize, only_documented)
+    gpu_too = backend == "auto" and not in_process and cuda_likely()
+    if shards is None:
+        shards = 1 if in_process or backend == "gpu" else idle_core_shards(gpu_too)
+    cases = [c.name for c in selected_cases(puzzle, "interpreter", only_documented)]
+    shards = max(1, min(shards, len(cases)))
+    # the workers share the cores (unless the user said how many threads: OMP_NUM_THREADS)
+    threads = 0 if "OMP_NUM_THREADS" in os.environ else max(1, _cores() // (shards + gpu_too))
+
+    def request(kind: str, chosen: list[str], shard: int = 0, of: int = 1) -> Request:
+        return Request(puzzle.key, chosen, source, kind, timeout, seed, sanitize, only_documented,
+                       shard=shard, shards=of, threads=threads)
+
+    def interpreter() -> Iterator[dict]:
+        if shards == 1:
+            return _events(request("interpreter", runnable), in_process)
+        return sharded(lambda i: request("interpreter", runnable, i, shards), shards, runnable, cases)
+
     if backend == "gpu":
         streams = [("gpu", runnable, _events(request("gpu", runnable), in_process))]
-    elif backend == "auto" and not in_process and cuda_likely():
+    elif gpu_too:
         # a GPU host: the interpreter and the GPU side by side, the GPU's events shown after the
-        # interpreter's section. (One worker per part was slower on an H100: six workers starting
-        # torch and CUDA at once, and no float64 reference shared between parts.)
-        streams = [("interpreter", runnable, _events(request("interpreter", runnable), False)),
-                   ("gpu", runnable, _background(request("gpu", runnable)))]
+        # interpreter's section. The interpreter's cases are shared by several workers (the slow
+        # half); the GPU has one (one worker per part was slower on an H100: every worker starting
+        # torch and CUDA at once, and no float64 reference shared between parts).
+        gpu = _background(request("gpu", runnable))
+        streams = [("interpreter", runnable, interpreter()), ("gpu", runnable, gpu)]
     else:
-        streams = [("interpreter", runnable, _events(request("interpreter", runnable), in_process))]
+        streams = [("interpreter", runnable, interpreter())]
     for kind, chosen, stream in streams:
         writer.pending_parts = list(chosen)
         for event in stream:
@@ -77,20 +95,86 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     return writer.finish(parts)
 
 
+MAX_SHARDS = 4  # interpreter workers per check: each costs a torch start-up (~5 s) and ~0.5 GB
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def idle_core_shards(gpu_too: bool) -> int:
+    """Interpreter workers worth starting: one per two cores left after the GPU's worker (a 2-core
+    machine keeps one worker; an H100 host with 16 cores gets MAX_SHARDS)."""
+    return max(1, min(MAX_SHARDS, (_cores() - int(gpu_too)) // 2))
+
+
+TERMINAL = ("load_error", "hang", "crash", "stopped")
+
+
+def sharded(make: Callable[[int], Request], shards: int, parts: list[str], cases: list[str]) -> Iterator[dict]:
+    """Events of `shards` workers, worker i running cases i, i + shards, ..., merged into the order
+    one worker would have sent them: the report reads the same, only sooner. The first fault
+    (a hang, a crash, cells that do not load) ends the stream as it would end one worker's."""
+    stop = threading.Event()
+    streams = [_background(make(i), stop) for i in range(shards)]
+
+    def next_result(i: int) -> dict | None:
+        for event in streams[i]:
+            if event["type"] == "case_result" or event["type"] in TERMINAL:
+                return event
+        return None
+
+    try:
+        hello = next(streams[0], None)
+        for other in streams[1:]:
+            next(other, None)  # their hellos: shard 0's speaks for all (it counted every case)
+        if hello is None:
+            return
+        yield hello
+        if hello["type"] != "hello" or (hello["backend"] == "gpu" and not hello.get("cuda")):
+            return
+        first = next_result(0)
+        if first is None or first["type"] == "load_error":  # before any part, as one worker says it
+            if first is not None:
+                yield first
+            return
+        pending = {0: first}
+        for part in parts:
+            yield {"type": "part_start", "part": part}
+            for j, _ in enumerate(cases):
+                event = pending.pop(j % shards, None) or next_result(j % shards)
+                if event is None or event["type"] in TERMINAL:
+                    if event is not None:
+                        yield event
+                    return
+                yield event
+            yield {"type": "part_end", "part": part}
+    finally:
+        stop.set()
+
+
 def cuda_likely() -> bool:
     """Without importing torch (the parent stays light): is an NVIDIA device visible?"""
     return os.path.exists("/dev/nvidiactl") or bool(glob.glob("/dev/nvidia[0-9]*"))
 
 
-def _background(request: Request) -> Iterator[dict]:
-    """Run a worker in a thread now; yield its events (in order) when asked."""
+def _background(request: Request, stop: threading.Event | None = None) -> Iterator[dict]:
+    """Run a worker in a thread now; yield its events (in order) when asked. Setting `stop` ends
+    the worker at its next event (its own time limit still ends a hang)."""
     events: queue.Queue = queue.Queue()
 
     def pump() -> None:
+        stream = run_backend(request)
         try:
-            for event in run_backend(request):
+            for event in stream:
                 events.put(event)
+                if stop is not None and stop.is_set():
+                    break
         finally:
+            stream.close()  # kills the worker if it is still running
             events.put(None)
 
     def drain() -> Iterator[dict]:

@@ -90,6 +90,8 @@ def run(request: dict, channel) -> None:
     _set_backend_env(backend)
     import torch
     import triton
+    if request.get("threads"):
+        torch.set_num_threads(request["threads"])  # several workers share the machine's cores
 
     from checker import registry
     from checker.source import KernelSource
@@ -139,6 +141,7 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
 
     device = "cuda" if backend == "gpu" else "cpu"
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
+    selected = selected[request.get("shard", 0)::request.get("shards", 1)]  # hello counted them all
     references: dict = {}
     for part_name in request["parts"]:
         part = puzzle.part(part_name)

@@ -1,0 +1,44 @@
+"""Several interpreter workers sharing a check's cases (on machines with idle cores) must write the
+report one worker writes: the same lines in the same order, faults included."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from catalog import entries, patched
+from checker import registry
+from checker.session import run_check
+from checker.source import from_text
+
+
+def report_lines(key: str, text: str, part: str, shards: int, **options) -> tuple[bool, list[str]]:
+    lines: list[str] = []
+    report = run_check(registry.get(key), [part], from_text(text, "kernels.py"), backend="interpreter",
+                       write=lines.append, shards=shards, **options)
+    return report.passed, [re.sub(r"\d+(\.\d+)? s\b", "N s", line) for line in lines]  # times differ
+
+
+def catalog_text(key: str, name: str) -> tuple[str, str]:
+    bug = next(b for b in entries(registry.get(key))[0] if b.name == name)
+    return patched(registry.get(key), bug.name, bug.patches), bug.part
+
+
+@pytest.mark.parametrize(("key", "bug", "options"), [
+    ("p02", "program_id_not_times_block", {}),           # wrong values in some cases, errors in others
+    ("p24", "lock_never_released", {"timeout": 2.0}),    # a hang in the first case ends the stream
+])
+def test_two_workers_write_the_report_one_worker_writes(key, bug, options):
+    text, part = catalog_text(key, bug)
+    one = report_lines(key, text, part, 1, **options)
+    two = report_lines(key, text, part, 2, **options)
+    assert not one[0]
+    assert two == one
+
+
+def test_cells_that_do_not_load_are_reported_as_one_worker_reports_them():
+    text = registry.get("p01").solution.read_text(encoding="utf-8") + "\nraise RuntimeError('top-level oops')\n"
+    one = report_lines("p01", text, "forward", 1)
+    two = report_lines("p01", text, "forward", 2)
+    assert not one[0] and two == one
+    assert any("top-level oops" in line for line in two[1])
