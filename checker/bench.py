@@ -3,6 +3,7 @@
     python -m checker.bench                          # p22 --backward --solution, sanitizer on vs off
     python -m checker.bench --runs 5 -- p22 --fused --solution
     python -m checker.bench --phases p22 --backend gpu   # where one check's time goes, per phase
+    python -m checker.bench --compare workers -- p22 --solution   # one interpreter worker vs several
 
 Each round runs every variant once, in turn, so all see the same machine load. --phases runs the
 solution's check through the real worker and splits its wall time into the worker's start-up
@@ -19,7 +20,10 @@ import time
 
 from checker.spec import REPO_ROOT
 
-VARIANTS = {"sanitizer on": [], "sanitizer off": ["--no-sanitize"]}
+COMPARISONS = {  # what --compare sets side by side: the first variant is the numerator of the ratio
+    "sanitizer": {"sanitizer on": [], "sanitizer off": ["--no-sanitize"]},
+    "workers": {"one interpreter worker": ["--workers", "1"], "workers by idle cores": []},
+}
 
 
 def time_once(args: list[str]) -> float:
@@ -59,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--phases", metavar="PUZZLE", help="split one backend's check of PUZZLE into phases")
     parser.add_argument("--backend", default="interpreter", choices=("interpreter", "gpu"))
+    parser.add_argument("--compare", default="sanitizer", choices=sorted(COMPARISONS))
     parser.add_argument("checker_args", nargs="*", default=["p22", "--backward", "--solution", "--backend",
                                                            "interpreter"])
     args = parser.parse_args(argv)
@@ -69,15 +74,16 @@ def main(argv: list[str] | None = None) -> int:
             values = [r[phase] for r in runs]
             print(f"  {phase:9s} median {statistics.median(values):6.2f}   runs {' '.join(f'{v:.2f}' for v in values)}")
         return 0
-    times: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    variants = COMPARISONS[args.compare]
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.runs):
-        for name, extra in VARIANTS.items():
+        for name, extra in variants.items():
             times[name].append(time_once(args.checker_args + extra))
     print(f"python -m checker {' '.join(args.checker_args)}: {args.runs} interleaved runs, wall seconds")
     for name, values in times.items():
-        print(f"  {name:14s} median {statistics.median(values):6.2f}   runs {' '.join(f'{v:.2f}' for v in values)}")
-    ratio = statistics.median(times["sanitizer on"]) / statistics.median(times["sanitizer off"])
-    print(f"  ratio on/off   {ratio:.2f}")
+        print(f"  {name:22s} median {statistics.median(values):6.2f}   runs {' '.join(f'{v:.2f}' for v in values)}")
+    first, second = variants
+    print(f"  ratio {first} / {second}: {statistics.median(times[first]) / statistics.median(times[second]):.2f}")
     return 0
 
 

@@ -36,6 +36,13 @@ def _positive(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of processes, 1 or more, not {text}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m checker", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -55,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"stop a kernel that runs longer than this in one case (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--seed", type=int, default=0, help="draw other random inputs")
+    parser.add_argument("--workers", type=_count, default=None, metavar="N",
+                        help="interpreter processes sharing the cases (default: one per two idle cores, up to 4)")
     parser.add_argument("--no-sanitize", action="store_true",
                         help="interpreter: skip the out-of-bounds and race checks (faster, blind)")
     parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
@@ -145,7 +154,8 @@ def _check_all(args) -> int:
             continue
         _say(f"{puzzle.key}  {puzzle.title:<36} checking …")
         report = run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend, timeout=args.timeout,
-                           seed=args.seed, sanitize=not args.no_sanitize, write=lambda line: None)
+                           seed=args.seed, sanitize=not args.no_sanitize, write=lambda line: None,
+                           shards=args.workers)
         entries.append(report_entry(puzzle, str(path), report))
         for part in report.parts:
             mark = "✅" if part["passed"] else "❌"
@@ -207,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         return status
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
-                       sanitize=not args.no_sanitize, verbose=args.verbose, write=write)
+                       sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)
     if args.json:
         print(json.dumps(_json_report([report_entry(puzzle, source.origin, report)]), indent=1))
     if report.usage_error:

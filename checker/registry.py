@@ -18,7 +18,7 @@ from checker import specs
 from checker.spec import Puzzle, SpecError
 
 # the command line's own options: a part named like one would shadow it (--list, --all, ...)
-RESERVED_PARTS = {"list", "all", "json", "solution", "notebook", "backend", "timeout", "seed", "no_sanitize",
+RESERVED_PARTS = {"list", "all", "json", "solution", "notebook", "backend", "timeout", "seed", "no_sanitize", "workers",
                   "no-sanitize", "verbose", "reset", "help", "bench", "folder"}
 HEAVY = ("torch", "triton")
 
