@@ -4,6 +4,10 @@ Only after the kernels pass the GPU check (a fast wrong kernel is not fast). Per
 the median time of the learner's part, of the same work in PyTorch eager and under torch.compile,
 each as GB/s (the bytes the work must move, spec.Bench.traffic) and TFLOP/s where it has flops, and
 the device's copy bandwidth measured in the same run: the ceiling a memory-bound kernel can reach.
+Each is captured once in a CUDA graph and the graph's replay is timed (triton's do_bench: the L2
+cache flushed before every run): the GPU's time, without Python's launch overhead (tens of
+microseconds per launch, more than a small kernel's whole run). Where one of them cannot be
+captured, all of that size fall back to plain launches, and the table says which.
 
 The timing runs in the checker's worker process (worker.run_bench); this module holds what both
 sides share: the timing itself (worker side) and the table and chart (parent side).
@@ -28,6 +32,7 @@ class BenchRow:
     tflop: float | None
     copy_gbps: float               # device copy bandwidth, read + write
     device: str = ""
+    timing: str = "launches"       # "CUDA graphs" or "launches" (see the module docstring)
 
     def gbps(self, ms: float | None) -> float | None:
         return None if ms is None else self.gbytes / (ms / 1e3)
@@ -41,13 +46,32 @@ def _median_ms(fn: Callable[[], Any]) -> float:
     return float(triton.testing.do_bench(fn, rep=TIMING_REPS_MS, return_mode="median"))
 
 
-def copy_bandwidth(nbytes: float) -> float:
+def _as_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
+    """`fn` captured in a CUDA graph: its replay, or None where it cannot be captured (a host
+    synchronisation, a CPU tensor)."""
+    import torch
+    try:
+        fn()  # allocator and compilation warm-up outside the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        graph.replay()
+        torch.cuda.synchronize()
+        return graph.replay
+    except Exception:  # any capture error: plain launches for this size
+        torch.cuda.synchronize()
+        return None
+
+
+def copy_bandwidth(nbytes: float, graphs: bool = False) -> float:
     """GB/s of a device-to-device copy of this many bytes (read + write counted)."""
     import torch
     n = max(1 << 20, int(nbytes // 2))
     src = torch.empty(n, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    ms = _median_ms(lambda: dst.copy_(src))
+    copy = lambda: dst.copy_(src)  # noqa: E731
+    ms = _median_ms((_as_graph(copy) or copy) if graphs else copy)
     return 2 * n / (ms / 1e3) / 1e9
 
 
@@ -74,10 +98,14 @@ def time_case(puzzle, kernels, case) -> BenchRow:
         compiled = None
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
-    return BenchRow(case.name, case.dims, case.dtype, _median_ms(learner), _median_ms(eager),
-                    _median_ms(compiled) if compiled is not None else None, traffic / 1e9,
-                    None if flops is None else flops / 1e12, copy_bandwidth(traffic),
-                    torch.cuda.get_device_name(0))
+    plain = [learner, eager, compiled]
+    replays = [None if fn is None else _as_graph(fn) for fn in plain]
+    graphs = all(r is not None for r, fn in zip(replays, plain) if fn is not None)
+    timed = replays if graphs else plain
+    return BenchRow(case.name, case.dims, case.dtype, _median_ms(timed[0]), _median_ms(timed[1]),
+                    _median_ms(timed[2]) if compiled is not None else None, traffic / 1e9,
+                    None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
+                    torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches")
 
 
 def _fmt(value: float | None, unit: str) -> str:
@@ -89,7 +117,8 @@ def table(rows: list[BenchRow], device: str) -> list[str]:
     use_flops = any(r.tflop for r in rows)
     unit = "TFLOP/s" if use_flops else "GB/s"
     rate = (lambda r, ms: r.tflops(ms)) if use_flops else (lambda r, ms: r.gbps(ms))  # noqa: E731
-    lines = [f"Benchmark on {device} (medians; {unit}; copy = device copy bandwidth, same run)",
+    timing = " and ".join(sorted({r.timing for r in rows})) or "launches"
+    lines = [f"Benchmark on {device} (medians, timed in {timing}; {unit}; copy = device copy bandwidth, same run)",
              f"{'size':<28} {'yours ms':>9} {unit:>8} {'torch ms':>9} {unit:>8} {'compile ms':>10} {unit:>8}"
              f" {'copy GB/s':>9}  yours/torch"]
     for r in rows:
