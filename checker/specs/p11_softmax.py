@@ -1,0 +1,121 @@
+"""Puzzle 11: softmax of each row, max-shifted; one block per row, then one pass with a running max."""
+from checker.declare import case, next_pow2, part, puzzle, randn, variant
+from checker.spec import SummaryPattern
+
+
+def softmax(x):
+    return {"y": x.softmax(1)}
+
+
+def softmax_shifted(x):
+    """The page's formula: exp(x - max) over its sum."""
+    e = (x - x.max(1, keepdim=True).values).exp()
+    return e / e.sum(1, keepdim=True)
+
+
+def padded_zero(x, N, BLOCK_N, CHUNK):
+    """Masked lanes loaded with other=0.0 and kept in the sums: the max is at least 0 and every
+    padded lane adds exp(0 - max) to the denominator."""
+    import torch
+    pad = -N % BLOCK_N
+    m = x.max(1, keepdim=True).values
+    if pad:
+        m = torch.clamp(m, min=0.0)
+    e = (x - m).exp()
+    return {"y": e / (e.sum(1, keepdim=True) + pad * (-m).exp())}
+
+
+def online(per_lane: bool, rescale: bool = False):
+    """The online softmax in float64, chunk by chunk: as the page derives it (rescale=True), or a
+    kernel whose running sum is never rescaled when the running max grows (earlier terms keep
+    exp(x - m_old)). Per row (one scalar max and sum) or per lane (a max and a sum per lane,
+    merged at the end)."""
+    def compute(x, N, CHUNK, **_):
+        import torch
+        chunks = -(-N // CHUNK)
+        padded = torch.full((x.shape[0], chunks * CHUNK), -torch.inf, dtype=x.dtype)
+        padded[:, :N] = x
+        width = CHUNK if per_lane else 1
+        m = torch.full((x.shape[0], width), -torch.inf, dtype=x.dtype)
+        s = torch.zeros_like(m)
+        for chunk in padded.split(CHUNK, dim=1):
+            m_new = torch.maximum(m, chunk if per_lane else chunk.max(1, keepdim=True).values)
+            if rescale:
+                s = s * (m - m_new).exp().nan_to_num(0.0)
+            m = m_new
+            term = (chunk - m).exp().nan_to_num(0.0)  # -inf - -inf: a lane that saw nothing yet
+            s = s + (term if per_lane else term.sum(1, keepdim=True))
+        row_max = m.max(1, keepdim=True).values
+        total = (s * (m - row_max).exp().nan_to_num(0.0)).sum(1, keepdim=True)
+        return {"y": (x - row_max).exp() / total}
+    return compute
+
+
+def row_zero(x, N, BLOCK_N, CHUNK):
+    """Every program read row 0 (no row offset in the load) and wrote its own row."""
+    return {"y": x[:1].softmax(1).expand_as(x)}
+
+
+def launch_forward(k, x, y, M, N, BLOCK_N, CHUNK):
+    k.softmax_fwd_kernel[(M,)](x, y, N, BLOCK_N=BLOCK_N)
+
+
+def launch_online(k, x, y, M, N, BLOCK_N, CHUNK):
+    k.softmax_online_kernel[(M,)](x, y, N, BLOCK_N=CHUNK)
+
+
+LARGE = ("only the cases with large logits fail: exp(x) overflows fp32 once x > 88.7 (inf / inf is NaN). "
+         "Subtract the row's max first: softmax(x) = softmax(x − max(x)), and every exp(x − max) is at most 1.")
+NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded lanes load other=0.0, the "
+            "max is 0 instead of the row's own max, and every exp(x − 0) underflows to 0 (0 / 0 is NaN). "
+            "Load with other=-float(\"inf\"): exp(-inf − max) = 0 adds nothing to the sum.")
+FAR = ("only the cases with logits far from 0 fail: in fp32, exp(x) overflows to inf once x > 88.7 and "
+       "underflows to 0 once x < −103 (inf / inf and 0 / 0 are NaN). Subtract the row's max first: "
+       "softmax(x) = softmax(x − max(x)), every exp(x − max) is at most 1 and the largest is exactly 1.")
+PUZZLE = puzzle(
+    11, "softmax", "Softmax forward",
+    skill="a max-shifted softmax: -inf in the padded lanes, then one pass with a running max and a rescaled sum",
+    chapter="Reductions",
+    inputs={"x": randn("M N")},
+    reference=softmax,
+    parts=[part("forward", "one block per row", ["softmax_fwd_kernel"], outputs=["y"], launch=launch_forward),
+           part("online", "rows wider than the block: one pass, running max", ["softmax_online_kernel"],
+                outputs=["y"], launch=launch_online)],
+    params={"BLOCK_N": next_pow2("N"), "CHUNK": 16},
+    blocks={"N": "CHUNK"},
+    variants=[variant("padded_zero", "y matches padded lanes loaded as 0 and kept in the max and the sum: each "
+                      "adds exp(0 − max) to the denominator. Load them with other=-float(\"inf\") (or keep them "
+                      "out with tl.where(mask, ...)).", padded_zero),
+              variant("no_rescale", "y matches a running sum that is not rescaled when the running max grows: "
+                      "before adding a chunk, multiply the sum by exp(m_old − m_new), the factor that moves "
+                      "its terms exp(x − m_old) to exp(x − m_new).", online(per_lane=False)),
+              variant("no_rescale_lanes", "y matches running sums (one per lane) that are not rescaled when "
+                      "the running max grows: before adding a chunk, multiply the sum by exp(m_old − m_new), the "
+                      "factor that moves its terms exp(x − m_old) to exp(x − m_new).",
+                      online(per_lane=True)),
+              variant("row_zero", "every row of y holds the softmax of row 0: each program must read its own "
+                      "row, x_ptr + row * N (row = tl.program_id(0)).", row_zero)],
+    # the online recurrences (max and rescaled sum) are checked through the y they produce
+    formulas={"eq-p11-softmax": ("y", lambda x, N, BLOCK_N, CHUNK: softmax_shifted(x)),
+              "eq-p11-online-max": ("y", lambda x, **sizes: online(per_lane=False, rescale=True)(x, **sizes)["y"]),
+              "eq-p11-online-sum": ("y", lambda x, **sizes: online(per_lane=True, rescale=True)(x, **sizes)["y"])},
+    hints={"wide": "only the rows wider than the block fail: the loop must cover the whole row (for start in "
+                   "range(0, N, BLOCK_N)), and the running sum must be rescaled by exp(m_old − m_new) each time "
+                   "the running max grows.",
+           "tail": "only the cases whose last block sticks out past N fail: its lanes are not part of the row. "
+                   "Load with mask=cols < N and other=-float(\"inf\") (out of the max and the sum), and store "
+                   "with the same mask."},
+    summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags),
+               SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags),
+               SummaryPattern(FAR, lambda c: "large" in c.tags or "negative" in c.tags)],
+    cases=[case(M=4, N=20, CHUNK=8, documented=True), case(M=1, N=1), case(M=4, N=7), case(M=4, N=16), case(M=4, N=64),
+           case(M=8, N=100), case(M=2, N=300, CHUNK=64), case(M=16, N=33, CHUNK=8),
+           case("large logits (80 + 4·randn)", M=4, N=50, tags=("large",), inputs={"x": randn("M N", 80.0, 4.0)}),
+           case("logits near 1000 (1000 + randn)", M=4, N=24, tags=("large",),
+                inputs={"x": randn("M N", 1000.0)}),
+           case("all logits far below 0 (-120 + randn)", M=4, N=20, tags=("negative",),
+                inputs={"x": randn("M N", -120.0)}),
+           case("a peaked row (12·randn)", M=4, N=40, inputs={"x": randn("M N", 0.0, 12.0)}),
+           case(M=4096, N=1000, CHUNK=256, gpu_only=True), case(M=64, N=8192, CHUNK=1024, gpu_only=True),
+           case(M=256, N=1000, CHUNK=256, dtype="bfloat16")],
+)
