@@ -228,3 +228,16 @@ def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
     assert not report.passed, f"{bug.name} passed on the GPU:\n{text}"
     if bug.gpu_reasons:
         assert_reasons(text, bug.gpu_reasons, bug.misleading, bug.name)
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_notebook_has_one_check_cell_per_part(puzzle):
+    """The check cells name this puzzle and its parts, each part once (a scaffold's "forward" left in a
+    backward puzzle would answer the learner with a usage error)."""
+    notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
+    calls = [re.fullmatch(r'check\("(p\d+)"(?:, "(\w+)")?\)\s*', "".join(cell["source"]))
+             for cell in notebook["cells"] if cell["cell_type"] == "code" and "".join(cell["source"]).startswith("check(")]
+    assert calls and all(calls), [c for c in calls if not c]
+    assert {c.group(1) for c in calls} == {puzzle.key}
+    named = [c.group(2) for c in calls]
+    assert named == [p.name for p in puzzle.parts] or named == [None], named

@@ -1,0 +1,68 @@
+"""Puzzle 12: the softmax backward, dx = y ⊙ (dy − Σ dy·y), one program per row, two looped passes."""
+from checker.declare import case, part, puzzle, randn, variant
+
+
+def softmax(x):
+    return {"y": x.softmax(1)}
+
+
+def launch(k, x, dy, dx, M, N, BLOCK_N):
+    # a real backward receives the forward's output y, not the logits: the checker makes it from x
+    y = x.float().softmax(1).to(x.dtype)
+    k.softmax_bwd_kernel[(M,)](y, dy, dx, N, BLOCK_N=BLOCK_N)
+
+
+def grad(kind: str = "right"):
+    """By name: dx as the page derives it, or as a kernel with one known bug computes it."""
+    def compute(x, dy, N, BLOCK_N, **_):
+        y = x.softmax(1)
+        cols = slice(0, BLOCK_N) if kind == "first_chunk" else slice(None)
+        s = (dy * y)[:, cols].sum(1, keepdim=True)
+        return {"right": y * (dy - s), "first_chunk": y * (dy - s), "diagonal": dy * y * (1 - y),
+                "no_cross": y * dy, "sum_dy": y * (dy - dy.sum(1, keepdim=True)), "sign": y * (s - dy)}[kind]
+    return compute
+
+
+def through_the_jacobian(x, dy, **_):
+    """dx = dy J with the Jacobian J[i, j] = y_i (δ_ij − y_j) built in full, row by row."""
+    import torch
+    y = x.softmax(1)
+    jac = torch.diag_embed(y) - y[:, :, None] * y[:, None, :]
+    return torch.einsum("ri,rij->rj", dy, jac)
+
+
+def hint(text: str, kind: str):
+    return variant(kind, text, lambda **named: {"dx": grad(kind)(**named)})
+
+
+PUZZLE = puzzle(
+    12, "softmax_backward", "Softmax backward",
+    skill="a backward with a cross term: one row sum of dy·y shared by every element of the row",
+    chapter="Reductions",
+    inputs={"x": randn("M N"), "dy": randn("like y")},
+    reference=softmax,
+    parts=[part("backward", "dx = y ⊙ (dy − Σ dy·y)", ["softmax_bwd_kernel"], outputs=["dx"],
+                grads={"dx": "x"}, upstream={"y": "dy"}, launch=launch)],
+    params={"BLOCK_N": 32},
+    formulas={"eq-p12-jacobian": ("dx", through_the_jacobian),
+              "eq-p12-dx": ("dx", lambda **named: grad()(**named))},
+    variants=[hint("dx matches dy · y · (1 − y): the diagonal of the Jacobian alone. Every y_j depends on "
+                   "every x_i (through the sum), so dx_i also collects −y_i · y_j · dy_j from the other j: "
+                   "dx = y ⊙ (dy − Σ_j dy_j y_j).", "diagonal"),
+              hint("dx matches y ⊙ dy: the cross term is missing. Subtract the row's Σ_j dy_j y_j (one number "
+                   "per row, summed in a first pass) from dy: dx = y ⊙ (dy − Σ dy·y).", "no_cross"),
+              hint("dx matches y ⊙ (dy − Σ dy): the row sum must weight each dy_j by y_j, Σ_j dy_j y_j.",
+                   "sum_dy"),
+              hint("dx matches y ⊙ (Σ dy·y − dy): the sign is reversed, dx = y ⊙ (dy − Σ dy·y).", "sign"),
+              hint("dx matches a row sum over the first BLOCK_N elements alone: the first pass must loop "
+                   "over the whole row, for start in range(0, N, BLOCK_N).", "first_chunk")],
+    hints={"tail": "only the cases whose last chunk sticks out past N fail: load y and dy masked (cols < N, "
+                   "other=0.0, so padded lanes add nothing to the sum) and store dx with the same mask."},
+    cases=[case(M=4, N=20, BLOCK_N=8, documented=True), case(M=1, N=1), case(M=4, N=7), case(M=4, N=64),
+           case(M=8, N=100), case(M=2, N=300, BLOCK_N=64), case(M=16, N=33, BLOCK_N=8),
+           case("peaked rows (logits 10·randn)", M=4, N=50, inputs={"x": randn("M N", 0.0, 10.0)}),
+           case("large logits (80 + randn)", M=4, N=40, inputs={"x": randn("M N", 80.0)}),
+           case("large upstream gradients (dy: 100·randn)", M=4, N=24, inputs={"dy": randn("like y", 0.0, 100.0)}),
+           case(M=4096, N=1000, BLOCK_N=256, gpu_only=True), case(M=64, N=8192, BLOCK_N=1024, gpu_only=True),
+           case(M=256, N=1000, BLOCK_N=256, dtype="bfloat16")],
+)
