@@ -167,4 +167,5 @@ def test_bench_times_the_solution_next_to_pytorch():
     print(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Benchmark on" in run.stdout and "yours/torch" in run.stdout
-    assert run.stdout.count("M=4096, H=N=") == 4
+    for case in registry.get("p22").bench.cases():  # one table row per benchmark size
+        assert sum(line.startswith(case.dims) for line in run.stdout.splitlines()) >= 1, case.dims
