@@ -25,10 +25,8 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -36,6 +34,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from browser import CHROMIUM, CDP, chromium
 
 # one xdist worker builds the book and browses it (module-scoped fixtures must not run twice)
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
@@ -46,7 +46,6 @@ HTML = BUILD / "html"
 ARTIFACTS = BUILD / "artifacts"
 # 8 chapters and 26 puzzle pages, each executed (a puzzle page runs the checker on its solution)
 BUILD_BUDGET_S = float(os.environ.get("BOOK_BUILD_BUDGET_S", "600"))
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
 
 if CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("chromium is not installed (apt-get install chromium); in CI this is an error",
@@ -112,61 +111,8 @@ def test_built_html_names_no_outside_host(built_book):
 
 
 # ------------------------------------------------------------------------------------------
-# A tiny Chrome DevTools protocol client
+# Serving the book; the browser (tests/browser.py)
 # ------------------------------------------------------------------------------------------
-class CDP:
-    def __init__(self, ws_url: str):
-        import websocket  # PyPI: websocket-client
-
-        self.ws = websocket.create_connection(ws_url, timeout=90, suppress_origin=True)
-        self.next_id = 0
-        self.events: list[dict] = []
-
-    def send(self, method: str, params: dict | None = None, timeout: float = 60.0) -> dict:
-        self.next_id += 1
-        my_id = self.next_id
-        self.ws.send(json.dumps({"id": my_id, "method": method, "params": params or {}}))
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            msg = json.loads(self.ws.recv())
-            if msg.get("id") == my_id:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg.get("result", {})
-            if "method" in msg:
-                self.events.append(msg)
-        raise TimeoutError(method)
-
-    def wait_event(self, name: str, timeout: float = 60.0) -> dict:
-        deadline = time.monotonic() + timeout
-        for ev in self.events:
-            if ev["method"] == name:
-                return ev
-        while time.monotonic() < deadline:
-            msg = json.loads(self.ws.recv())
-            if "method" in msg:
-                self.events.append(msg)
-                if msg["method"] == name:
-                    return msg
-        raise TimeoutError(name)
-
-    def evaluate(self, expression: str, timeout: float = 60.0):
-        res = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                             "awaitPromise": True}, timeout=timeout)
-        if "exceptionDetails" in res:
-            raise RuntimeError(f"page script failed: {res['exceptionDetails']}")
-        return res["result"].get("value")
-
-    def close(self):
-        self.ws.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(built_book):
     assert built_book["rc"] == 0 or (HTML / "index.html").is_file(), "the book did not build"
@@ -185,48 +131,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def browser():
-    assert CHROMIUM, "chromium is not installed: `apt-get install -y chromium`"
-    profile = tempfile.mkdtemp(prefix="book-chromium-")
-    port = _free_port()
-    args = [
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-default-apps", "--disable-extensions", "--no-first-run", "--no-default-browser-check",
-        "--metrics-recording-only", "--mute-audio", "--hide-scrollbars",
-        # belt and braces: even if a page asked for another host, the name would not resolve
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-        f"--user-data-dir={profile}", f"--remote-debugging-port={port}", "--remote-allow-origins=*",
-        "--window-size=1280,1000", "about:blank",
-    ]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        targets = None
-        for _ in range(100):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=2) as r:
-                    targets = json.load(r)
-                if any(t.get("type") == "page" for t in targets):
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError("chromium exited: " + proc.stderr.read().decode(errors="replace")[-2000:])
-            time.sleep(0.2)
-        page = next(t for t in targets or [] if t.get("type") == "page")
-        cdp = CDP(page["webSocketDebuggerUrl"])
-        for domain in ("Page", "Network", "Runtime", "Log"):
-            cdp.send(f"{domain}.enable")
-        cdp.send("Emulation.setDeviceMetricsOverride",
-                 {"width": 1280, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+    with chromium() as cdp:
         yield cdp
-        cdp.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------------------
