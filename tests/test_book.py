@@ -164,6 +164,17 @@ PAGE_PROBE = r"""
                width: i.getBoundingClientRect().width})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
     solution_passes: document.body.innerText.includes('Overall Result: ✅ ALL CORRECT'),
+    // code that scrolls sideways: visible <pre> blocks wider than their box
+    wide_code: [...document.querySelectorAll('article pre')].filter(
+        p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1).map(
+        p => p.textContent.split('\n').reduce((a, b) => a.length >= b.length ? a : b, '').slice(0, 100)),
+    // inline code in a table cell broken over lines ("[M," above "H]")
+    broken_cell_code: [...document.querySelectorAll('article td code')].filter(c => {
+        const lh = parseFloat(getComputedStyle(c).lineHeight) || 1.2 * parseFloat(getComputedStyle(c).fontSize);
+        return c.getClientRects().length > 1 || c.getBoundingClientRect().height > 1.6 * lh;
+      }).map(c => c.textContent),
+    folded_first_code: (() => { const cell = document.querySelector('article div.cell');
+        return !!cell && (cell.classList.contains('tag_hide-input') || !!cell.closest('details')); })(),
     height: Math.ceil(document.documentElement.scrollHeight),
   };
 })()
@@ -350,6 +361,22 @@ def test_puzzle_page_shows_the_solution_passing_and_its_math(visits, stem):
     assert v["solution_passes"], f"{stem}: the checker's report for the solution is not on the page"
     assert not v["math_unrendered"] and v["mjx_errors"] == 0, f"{stem}: math left as TeX {v['math_unrendered'][:3]}"
     assert not [i["src"] for i in v["images"] if not i["ok"]], f"{stem}: a figure did not load"
+
+
+def test_no_code_block_scrolls_sideways(visits):
+    """Code fits the page's column: no visible <pre> wider than its box (a scrollbar hides code)."""
+    wide = {stem: v["wide_code"] for stem, v in visits.items() if v.get("wide_code")}
+    assert not wide, wide
+
+
+def test_code_in_table_cells_stays_on_one_line(visits):
+    """Shapes like `[M, H]` in a table are one unit: never "[M," above "H]"."""
+    broken = {stem: v["broken_cell_code"] for stem, v in visits.items() if v.get("broken_cell_code")}
+    assert not broken, broken
+
+
+def test_chapter_8_opens_with_its_setup_code_folded(visits):
+    assert _page(visits, "08_case_studies")["folded_first_code"], "chapter 8 opens with a wall of code"
 
 
 def test_p22_screenshot_kept(visits):
