@@ -131,19 +131,23 @@ def table(rows: list[BenchRow], device: str) -> list[str]:
 
 
 def chart(rows: list[BenchRow], title: str):
-    """Bandwidth per size: yours, PyTorch, torch.compile, and the copy ceiling. Returns the figure."""
+    """Per size: yours, PyTorch and torch.compile, as TFLOP/s where the work is counted in flops
+    (a matmul), else as GB/s with the device's copy bandwidth as the ceiling. Returns the figure."""
     import matplotlib.pyplot as plt
     import numpy as np
+    flops = any(r.tflop for r in rows)
+    rate = (lambda r, ms: r.tflops(ms) or 0) if flops else (lambda r, ms: r.gbps(ms) or 0)  # noqa: E731
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(rows) + 2), 3.6))
-    series = [("yours", [r.gbps(r.ms) for r in rows]), ("PyTorch", [r.gbps(r.torch_ms) for r in rows]),
-              ("torch.compile", [r.gbps(r.compile_ms) or 0 for r in rows])]
+    series = [("yours", [rate(r, r.ms) for r in rows]), ("PyTorch", [rate(r, r.torch_ms) for r in rows]),
+              ("torch.compile", [rate(r, r.compile_ms) for r in rows])]
     width = 0.8 / len(series)
     for i, (label, values) in enumerate(series):
         ax.bar(x + (i - 1) * width, values, width, label=label)
-    ax.plot(x, [r.copy_gbps for r in rows], "k--", marker="_", markersize=20, label="device copy")
+    if not flops:
+        ax.plot(x, [r.copy_gbps for r in rows], "k--", marker="_", markersize=20, label="device copy")
     ax.set_xticks(x, [r.dims for r in rows], fontsize=8)
-    ax.set_ylabel("GB/s")
+    ax.set_ylabel("TFLOP/s" if flops else "GB/s")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -1,0 +1,182 @@
+"""Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
+import functools
+
+from checker.declare import CONDITIONED, bench, case, next_pow2, out, part, puzzle, randn, variant
+from checker.spec import Tolerance
+
+EPS = 1e-5
+# the GPU benchmark's tiles: 128 x 256 x 64, 8 warps, 3 stages (a sweep on an H100, bf16); fp32
+# tiles of that size need more shared memory than an H100 has, so fp32 GPU cases use 64 x 64 x 32
+# (the column sums: db in slabs of 256 rows, 128 columns per program)
+BIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, NUM_WARPS=8, NUM_STAGES=3, BLOCK_R=32, BLOCK_COLS=128,
+           DB_ROWS_PER_PROGRAM=256)
+MID = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, NUM_WARPS=4, NUM_STAGES=3, BLOCK_R=16, BLOCK_COLS=64,
+           DB_ROWS_PER_PROGRAM=64)
+# y sums H products, then the epilogue takes mean * wg_sum (another sum of H terms) off: in fp32 at
+# H = 8462 the two sums' rounding reaches 0.8e-5 of y's RMS on an H100, beyond half of the default
+# 1e-5. And the product runs on uncentred x: its terms carry the mean's size (the condition), so each
+# unit of condition costs twice the default's 16 roundings (measured: 0.55 of the default at mean 1000)
+FP32_Y = {"float32": Tolerance(atol=2e-5, rtol=2e-5, per_condition=2 * CONDITIONED)}
+# dW = dy^T z sums M terms, each carrying z's rounding to bf16 (2**-9, as PyTorch's Linear input
+# does); with rows near 1000, bf16 x takes a few levels only and z's largest values grow
+BF16_DW = {"bfloat16": Tolerance(atol=2.4e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def layernorm_linear(x, gamma, beta, w, b):
+    import torch.nn.functional as F
+    return {"y": F.linear(F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS), w, b)}
+
+
+def centring_cost(x):
+    """Digits that centring costs: max |row mean| / row spread (1 for centred data)."""
+    return max(1.0, float((x.mean(-1).abs() / (x.var(-1, unbiased=False) + EPS).sqrt()).max()))
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_index: int) -> int:
+    import torch
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def dx_programs(x, M) -> int:
+    """ln_dx_kernel's persistent grid: two programs per SM on a GPU (measured best on an H100), 3 on the CPU."""
+    return min(M, 2 * _sm_count(x.device.index or 0) if x.is_cuda else 3)
+
+
+def forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES,
+            ROWS, BLOCK_H):
+    """The forward's three kernels; returns what the backward needs (mean and rstd)."""
+    import torch
+    f32 = dict(dtype=torch.float32, device=x.device)
+    wg, wg_sum, bias = torch.empty_like(w), torch.empty(N, **f32), torch.empty(N, **f32)
+    mean, rstd = torch.empty(M, **f32), torch.empty(M, **f32)
+    k.fold_weight_kernel[(N,)](w, gamma, beta, b, wg, wg_sum, bias, N, H, BLOCK_H=BLOCK_H)
+    k.ln_stats_kernel[(cdiv(M, ROWS),)](x, mean, rstd, M, H, EPS, ROWS=ROWS, BLOCK_H=BLOCK_H)
+    k.ln_epilogue_linear_kernel[(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),)](
+        x, wg, mean, rstd, wg_sum, bias, y, M, N, H, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M, num_warps=NUM_WARPS, num_stages=NUM_STAGES)
+    return mean, rstd
+
+
+def step(k, x, gamma, beta, w, b, dy, y, dx, dgamma, dbeta, dw, db, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
+         NUM_WARPS, NUM_STAGES, ROWS, BLOCK_H, BLOCK_ROW, BLOCK_R, BLOCK_COLS, DB_ROWS_PER_PROGRAM):
+    """The training step: the forward (y, mean, rstd), then the backward's four kernels."""
+    import torch
+    mean, rstd = forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS,
+                         NUM_STAGES, ROWS, BLOCK_H)
+    gemm = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
+                num_stages=NUM_STAGES)
+    dz, z = torch.empty_like(x), torch.empty_like(x)  # scratch in x's dtype, as PyTorch keeps them
+    k.linear_dz_kernel[(cdiv(M, BLOCK_M) * cdiv(H, BLOCK_N),)](dy, w, dz, M, N, H, **gemm)
+    p = dx_programs(x, M)
+    f32 = dict(dtype=torch.float32, device=x.device)
+    dgamma_part, dbeta_part = torch.empty(p, H, **f32), torch.empty(p, H, **f32)
+    k.ln_dx_kernel[(p,)](x, mean, rstd, gamma, beta, dz, dx, z, dgamma_part, dbeta_part, M, H, ROWS=1,
+                         BLOCK_H=BLOCK_ROW, num_warps=8 if BLOCK_ROW >= 2048 else 4)
+    for partial, total in ((dgamma_part, dgamma), (dbeta_part, dbeta)):
+        k.fixed_order_sum_kernel[(cdiv(H, BLOCK_COLS), 1)](partial, total, p, H, p, BLOCK_R=BLOCK_R, BLOCK_COLS=BLOCK_COLS)
+    splits = cdiv(M, DB_ROWS_PER_PROGRAM)
+    db_part = torch.empty(splits, N, **f32)
+    k.fixed_order_sum_kernel[(cdiv(N, BLOCK_COLS), splits)](dy, db_part, M, N, DB_ROWS_PER_PROGRAM, BLOCK_R=BLOCK_R,
+                                                       BLOCK_COLS=BLOCK_COLS)
+    k.fixed_order_sum_kernel[(cdiv(N, BLOCK_COLS), 1)](db_part, db, splits, N, splits, BLOCK_R=BLOCK_R,
+                                                  BLOCK_COLS=BLOCK_COLS)
+    k.linear_dw_kernel[(cdiv(N, BLOCK_M) * cdiv(H, BLOCK_N),)](dy, z, dw, M, N, H, **gemm)
+
+
+def _stats(x):
+    mean = x.mean(-1, keepdim=True)
+    return mean, (x.var(-1, unbiased=False, keepdim=True) + EPS).rsqrt()
+
+
+def epilogue_y(x, gamma, beta, w, b):
+    """y the forward's way: the product on x itself, the LayerNorm in the epilogue."""
+    mean, rstd = _stats(x)
+    wg = w * gamma
+    return rstd * (x @ wg.T - mean * wg.sum(1)) + (w @ beta + b)
+
+
+def step_dx(x, gamma, w, dy):
+    """dx from dz = dy W and g = dz * gamma, with row means."""
+    mean, rstd = _stats(x)
+    x_hat, g = (x - mean) * rstd, (dy @ w) * gamma
+    return rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+
+
+def step_dw(x, gamma, beta, dy):
+    mean, rstd = _stats(x)
+    return dy.T @ ((x - mean) * rstd * gamma + beta)
+
+
+def no_mean_in_epilogue(x, gamma, beta, w, b):  # the epilogue without - mean * wg_sum
+    _, rstd = _stats(x)
+    return {"y": rstd * (x @ (w * gamma).T) + (w @ beta + b)}
+
+
+def torch_step(x, gamma, beta, w, b, dy):
+    """The same step in PyTorch: LayerNorm + Linear forward, and autograd's backward of it."""
+    import torch
+    import torch.nn.functional as F
+    leaves = [t.detach().requires_grad_() for t in (x, gamma, beta, w, b)]
+
+    def run():
+        y = F.linear(F.layer_norm(leaves[0], (x.shape[-1],), leaves[1], leaves[2], EPS), leaves[3], leaves[4])
+        return torch.autograd.grad(y, leaves, dy)
+    return run
+
+
+PUZZLE = puzzle(
+    26, "fused_layernorm_linear_step", "A fast LayerNorm + Linear training step",
+    skill="LayerNorm folded into the matmul's epilogue (z never formed in the forward), three tl.dot products "
+          "at tensor-core speed, dW with one owner per tile, reproducible parameter gradients; timed against "
+          "torch.compile",
+    chapter="Fast and deterministic",
+    inputs={"x": randn("M H"), "gamma": randn("H", mean=1.0, std=0.5), "beta": randn("H", std=0.5),
+            "w": randn("N H", std=0.1), "b": randn("N", std=0.5), "dy": randn("like y")},
+    reference=layernorm_linear,
+    parts=[part("forward", "forward: y = LayerNorm(x) Wᵀ + b",
+                ["fold_weight_kernel", "ln_stats_kernel", "ln_epilogue_linear_kernel"],
+                outputs=[out("y", tolerance=FP32_Y)],
+                launch=forward),
+           part("step", "training step: the forward, then dx, dγ, dβ, dW, db",
+                ["linear_dz_kernel", "ln_dx_kernel", "fixed_order_sum_kernel", "linear_dw_kernel"],
+                outputs=[out("y", tolerance=FP32_Y), "dx", "dgamma", "dbeta", out("dw", tolerance=BF16_DW), "db"],
+                grads={"dx": "x", "dgamma": "gamma", "dbeta": "beta", "dw": "w", "db": "b"},
+                upstream={"y": "dy"}, launch=step)],
+    params={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2, "NUM_WARPS": 4, "NUM_STAGES": 2,
+            "ROWS": 4, "BLOCK_H": next_pow2("H", cap=1024), "BLOCK_ROW": next_pow2("H"), "BLOCK_R": 8,
+            "BLOCK_COLS": 32, "DB_ROWS_PER_PROGRAM": 8},
+    blocks={"M": "BLOCK_M", "N": "BLOCK_N", "H": "BLOCK_K"},
+    condition=centring_cost,
+    variants=[variant("no_mean_in_epilogue", "y matches rstd * (x wgᵀ) + bias, without the mean: the epilogue "
+                      "must subtract mean[m] * wg_sum[n] before scaling by rstd[m] (x is not centred; the product "
+                      "was taken on x itself).",
+                      no_mean_in_epilogue)],
+    formulas={"eq-p26-epilogue": ("y", epilogue_y), "eq-p26-dx": ("dx", step_dx), "eq-p26-dw": ("dw", step_dw)},
+    hints={"wide": "only the cases larger than one tile fail: does grouped_tile give every program its own tile, "
+                   "and does each product's loop walk its whole sum (H for y, N for dz, M for dW)?"},
+    cases=[case(M=20, H=24, N=40, documented=True),
+           case(M=37, H=100, N=24),
+           case(M=1, H=48, N=16),
+           case(M=33, H=17, N=19, BLOCK_H=8),
+           case(M=64, H=64, N=48, BLOCK_M=32, BLOCK_K=32, DB_ROWS_PER_PROGRAM=16),
+           case("rows near 1000 (x = 1000 + randn): the product on uncentred x", M=24, H=40, N=20,
+                inputs={"x": randn("M H", mean=1000.0)}),
+           case("mean far from 0 (x = -2.3 + 0.5 randn)", M=16, H=96, N=32,
+                inputs={"x": randn("M H", mean=-2.3, std=0.5)}),
+           case(M=1000, H=700, N=300, gpu_only=True, **MID),
+           case(M=512, H=8462, N=256, gpu_only=True, **MID),
+           case(M=20, H=24, N=40, dtype="bfloat16"),
+           case(M=1000, H=700, N=300, dtype="bfloat16", gpu_only=True, **MID),
+           case("bf16 rows near 1000", M=300, H=1000, N=700, dtype="bfloat16", gpu_only=True,
+                inputs={"x": randn("M H", mean=1000.0)}, **MID),
+           case(M=2048, H=1024, N=768, dtype="bfloat16", gpu_only=True, **BIG)],
+    bench=bench("step", [case(M=8192, H=4096, N=4096, dtype="bfloat16", **BIG),
+                         case(M=4096, H=2048, N=2048, dtype="bfloat16", **BIG)],
+                traffic=lambda x, w, M, N, H: x.element_size() * (4 * M * H + 2 * M * N + 2 * N * H),
+                flops=lambda M, N, H: 6 * M * N * H, torch=torch_step),
+)
