@@ -1,7 +1,7 @@
 """Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
 import functools
 
-from checker.declare import CONDITIONED, bench, case, next_pow2, out, part, puzzle, randn, variant
+from checker.declare import CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, variant
 from checker.spec import Tolerance
 
 EPS = 1e-5
@@ -168,6 +168,10 @@ PUZZLE = puzzle(
                 inputs={"x": randn("M H", mean=1000.0)}),
            case("mean far from 0 (x = -2.3 + 0.5 randn)", M=16, H=96, N=32,
                 inputs={"x": randn("M H", mean=-2.3, std=0.5)}),
+           case("tiny variance (x = 3 + 0.003 randn): eps matters", M=6, H=32, N=16,
+                inputs={"x": randn("M H", mean=3.0, std=0.003)}),
+           case("constant rows (x = 0.5): variance 0, x_hat = 0, y = W beta + b", M=5, H=24, N=16,
+                inputs={"x": full("M H", 0.5)}),
            case(M=1000, H=700, N=300, gpu_only=True, **MID),
            case(M=512, H=8462, N=256, gpu_only=True, **MID),
            case(M=20, H=24, N=40, dtype="bfloat16"),
