@@ -130,6 +130,22 @@ def table(rows: list[BenchRow], device: str) -> list[str]:
     return lines
 
 
+def markdown_table(rows: list[BenchRow]) -> str:
+    """The table as Markdown, for the book (a page column is narrower than the terminal's table)."""
+    use_flops = any(r.tflop for r in rows)
+    unit = "TFLOP/s" if use_flops else "GB/s"
+    rate = (lambda r, ms: r.tflops(ms)) if use_flops else (lambda r, ms: r.gbps(ms))  # noqa: E731
+    lines = [f"| size | yours ms | {unit} | torch ms | {unit} | compile ms | {unit} | copy GB/s | torch / yours |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        compile_ms = "–" if r.compile_ms is None else f"{r.compile_ms:.3f}"
+        lines.append(f"| {r.dims}{'' if r.dtype == 'float32' else ' ' + r.dtype} | {r.ms:.3f} | "
+                     f"{_fmt(rate(r, r.ms), unit).strip()} | {r.torch_ms:.3f} | {_fmt(rate(r, r.torch_ms), unit).strip()} | "
+                     f"{compile_ms} | {_fmt(rate(r, r.compile_ms), unit).strip()} | {r.copy_gbps:.0f} | "
+                     f"{r.torch_ms / r.ms:.2f}× |")
+    return "\n".join(lines)
+
+
 def chart(rows: list[BenchRow], title: str):
     """Per size: yours, PyTorch and torch.compile, as TFLOP/s where the work is counted in flops
     (a matmul), else as GB/s with the device's copy bandwidth as the ceiling. Returns the figure."""
