@@ -112,38 +112,36 @@ def _fmt(value: float | None, unit: str) -> str:
     return "      -" if value is None else f"{value:7.0f}" if unit == "GB/s" else f"{value:7.2f}"
 
 
+def _cells(rows: list[BenchRow]) -> tuple[str, list[list[str]]]:
+    """Per row: size, then time and rate of yours, PyTorch's and torch.compile's, the copy
+    bandwidth and torch / yours; in TFLOP/s where the work has flops, else GB/s. Returns (unit, rows)."""
+    unit = "TFLOP/s" if any(r.tflop for r in rows) else "GB/s"
+    cells = []
+    for r in rows:
+        rate = r.tflops if unit == "TFLOP/s" else r.gbps
+        row = [r.dims + ("" if r.dtype == "float32" else " " + r.dtype)]
+        for ms in (r.ms, r.torch_ms, r.compile_ms):
+            row += ["-", "-"] if ms is None else [f"{ms:.3f}", _fmt(rate(ms), unit).strip()]
+        cells.append(row + [f"{r.copy_gbps:.0f}", f"{r.torch_ms / r.ms:.2f}x"])
+    return unit, cells
+
+
 def table(rows: list[BenchRow], device: str) -> list[str]:
     """The printed table: per size, time and throughput of yours, PyTorch's and torch.compile's."""
-    use_flops = any(r.tflop for r in rows)
-    unit = "TFLOP/s" if use_flops else "GB/s"
-    rate = (lambda r, ms: r.tflops(ms)) if use_flops else (lambda r, ms: r.gbps(ms))  # noqa: E731
+    unit, cells = _cells(rows)
     timing = " and ".join(sorted({r.timing for r in rows})) or "launches"
-    lines = [f"Benchmark on {device} (medians, timed in {timing}; {unit}; copy = device copy bandwidth, same run)",
-             f"{'size':<28} {'yours ms':>9} {unit:>8} {'torch ms':>9} {unit:>8} {'compile ms':>10} {unit:>8}"
-             f" {'copy GB/s':>9}  yours/torch"]
-    for r in rows:
-        compile_ms = "         -" if r.compile_ms is None else f"{r.compile_ms:10.3f}"
-        lines.append(f"{r.dims + ('' if r.dtype == 'float32' else ' ' + r.dtype):<28} {r.ms:9.3f} "
-                     f"{_fmt(rate(r, r.ms), unit):>8} {r.torch_ms:9.3f} {_fmt(rate(r, r.torch_ms), unit):>8} "
-                     f"{compile_ms} {_fmt(rate(r, r.compile_ms), unit):>8} {r.copy_gbps:9.0f}  "
-                     f"{r.torch_ms / r.ms:5.2f}x")
-    return lines
+    widths = (28, 9, 8, 9, 8, 10, 8, 9, 12)
+    head = ["size", "yours ms", unit, "torch ms", unit, "compile ms", unit, "copy GB/s", "yours/torch"]
+    fmt = lambda row: " ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
+    return [f"Benchmark on {device} (medians, timed in {timing}; {unit}; copy = device copy bandwidth, same run)",
+            fmt(head)] + [fmt(row) for row in cells]
 
 
 def markdown_table(rows: list[BenchRow]) -> str:
     """The table as Markdown, for the book (a page column is narrower than the terminal's table)."""
-    use_flops = any(r.tflop for r in rows)
-    unit = "TFLOP/s" if use_flops else "GB/s"
-    rate = (lambda r, ms: r.tflops(ms)) if use_flops else (lambda r, ms: r.gbps(ms))  # noqa: E731
-    lines = [f"| size | yours ms | {unit} | torch ms | {unit} | compile ms | {unit} | copy GB/s | torch / yours |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        compile_ms = "–" if r.compile_ms is None else f"{r.compile_ms:.3f}"
-        lines.append(f"| {r.dims}{'' if r.dtype == 'float32' else ' ' + r.dtype} | {r.ms:.3f} | "
-                     f"{_fmt(rate(r, r.ms), unit).strip()} | {r.torch_ms:.3f} | {_fmt(rate(r, r.torch_ms), unit).strip()} | "
-                     f"{compile_ms} | {_fmt(rate(r, r.compile_ms), unit).strip()} | {r.copy_gbps:.0f} | "
-                     f"{r.torch_ms / r.ms:.2f}× |")
-    return "\n".join(lines)
+    unit, cells = _cells(rows)
+    head = ["size", "yours ms", unit, "torch ms", unit, "compile ms", unit, "copy GB/s", "torch / yours"]
+    return "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head)] + cells)
 
 
 def chart(rows: list[BenchRow], title: str):
