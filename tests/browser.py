@@ -110,9 +110,14 @@ def chromium(width: int = 1280, height: int = 1000) -> Iterator[CDP]:
         yield cdp
         cdp.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, 10)
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def stop(proc: subprocess.Popen, timeout: float) -> None:
+    """Ask a server process to end; kill it if it has not within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, _free_port, chromium
+from browser import CHROMIUM, _free_port, chromium, stop
 from checker import registry
 
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
@@ -87,11 +87,7 @@ def lab(tmp_path):
                 time.sleep(0.5)
         yield f"{base}/lab/tree/{notebook.name}?token={token}", notebook
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, 15)
         log.close()
 
 
