@@ -7,17 +7,22 @@ the device's copy bandwidth measured in the same run: the ceiling a memory-bound
 Each is captured once in a CUDA graph and the graph's replay is timed (triton's do_bench: the L2
 cache flushed before every run): the GPU's time, without Python's launch overhead (tens of
 microseconds per launch, more than a small kernel's whole run). Where one of them cannot be
-captured, all of that size fall back to plain launches, and the table says which.
+captured, all of that size fall back to plain launches, and the table says which. The three are
+timed in turn, ROUNDS times over, and each keeps the median of its rounds: a GPU's clock drifts as
+it warms (on an H100, the same product took 5 % longer a minute later), and timing one after the
+other would hand that drift to whichever ran last.
 
 The timing runs in the checker's worker process (worker.run_bench); this module holds what both
 sides share: the timing itself (worker side) and the table and chart (parent side).
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any, Callable
 
 TIMING_REPS_MS = 100  # triton.testing.do_bench's time budget per measurement
+ROUNDS = 3  # turns of (learner, PyTorch, torch.compile); each keeps its median
 
 
 @dataclass
@@ -50,18 +55,19 @@ def _as_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
     """`fn` captured in a CUDA graph: its replay, or None where it cannot be captured (a host
     synchronisation, a CPU tensor)."""
     import torch
-    try:
-        fn()  # allocator and compilation warm-up outside the capture
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn()
-        graph.replay()
-        torch.cuda.synchronize()
-        return graph.replay
-    except Exception:  # any capture error: plain launches for this size
-        torch.cuda.synchronize()
-        return None
+    for _ in range(2):  # a second try: PyTorch's first backward capture in a process can fail once
+        try:
+            fn()  # allocator and compilation warm-up outside the capture
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                fn()
+            graph.replay()
+            torch.cuda.synchronize()
+            return graph.replay
+        except Exception:  # any capture error: try again, then plain launches for this size
+            torch.cuda.synchronize()
+    return None
 
 
 def copy_bandwidth(nbytes: float, graphs: bool = False) -> float:
@@ -101,9 +107,11 @@ def time_case(puzzle, kernels, case) -> BenchRow:
     plain = [learner, eager, compiled]
     replays = [None if fn is None else _as_graph(fn) for fn in plain]
     graphs = all(r is not None for r, fn in zip(replays, plain) if fn is not None)
-    timed = replays if graphs else plain
-    return BenchRow(case.name, case.dims, case.dtype, _median_ms(timed[0]), _median_ms(timed[1]),
-                    _median_ms(timed[2]) if compiled is not None else None, traffic / 1e9,
+    timed = [fn for fn in (replays if graphs else plain) if fn is not None]
+    rounds = [[_median_ms(fn) for fn in timed] for _ in range(ROUNDS)]
+    ms = [statistics.median(column) for column in zip(*rounds)]
+    return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1],
+                    ms[2] if compiled is not None else None, traffic / 1e9,
                     None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches")
 

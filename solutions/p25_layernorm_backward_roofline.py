@@ -10,11 +10,14 @@ does a few dozen flops. A kernel reaches the roofline when the memory system nev
   * no atomics on the hot path: each program stores one partial row (as in puzzle 23), and a
     small second kernel adds the P rows (P * H * 8 bytes: a few percent of the traffic);
   * ROWS rows per step when rows are short, so each step moves enough bytes to hide latency;
+  * no lanes wasted on padding: a row is a power-of-two head plus a small tail block, not one block
+    of the next power of two (at H = 8462 that block would be 16384 lanes: the registers spill);
   * statistics recomputed from x (cheaper than reading saved ones), all arithmetic in fp32.
 
 The checker launches (P from the GPU's SM count; a handful on the CPU):
     ln_bwd_roofline_kernel[(P,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, eps,
-                                 ROWS=ROWS, BLOCK_H=BLOCK_H, num_warps=...)    # BLOCK_H >= H
+                                 ROWS=ROWS, BLOCK_H=BLOCK_H, TAIL=TAIL, num_warps=...)
+        # BLOCK_H: the largest power of two <= H; TAIL: 0, or the next power of two >= H - BLOCK_H
     ln_bwd_partials_reduce_kernel[(cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, P, H,
                                                           BLOCK_P=..., BLOCK_COLS=...)
 """
@@ -24,35 +27,71 @@ import triton.language as tl
 
 @triton.jit
 def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr, dgamma_part_ptr, dbeta_part_ptr, M, H, eps,
-                           ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+                           ROWS: tl.constexpr, BLOCK_H: tl.constexpr, TAIL: tl.constexpr):
     """Program pid handles the row blocks pid, pid + P, ... (ROWS rows each); dx for each row, and
-    its dgamma/dbeta shares summed in registers, stored once into partial row pid. Grid: (P,)."""
+    its dgamma/dbeta shares summed in registers, stored once into partial row pid. Grid: (P,).
+
+    A row is a head of BLOCK_H columns (the largest power of two <= H: always inside the row, no
+    column mask) and, when H is not a power of two, a tail block of TAIL columns (a power of two
+    >= H - BLOCK_H, masked). H = 8462 then takes 8192 + 512 lanes instead of 16384: half the
+    registers, no spilling."""
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_H)
-    col_ok = cols < H
-    gamma = tl.load(gamma_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    gamma = tl.load(gamma_ptr + cols).to(tl.float32)
     dgamma_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)
     dbeta_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)
+    if TAIL > 0:  # compile-time: kernels for power-of-two widths have no tail code at all
+        t_cols = BLOCK_H + tl.arange(0, TAIL)
+        t_col_ok = t_cols < H
+        t_gamma = tl.load(gamma_ptr + t_cols, mask=t_col_ok, other=0.0).to(tl.float32)
+        t_dgamma_acc = tl.zeros([ROWS, TAIL], dtype=tl.float32)
+        t_dbeta_acc = tl.zeros([ROWS, TAIL], dtype=tl.float32)
     for first in range(pid * ROWS, M, programs * ROWS):
         rows = first + tl.arange(0, ROWS)
-        ok = (rows[:, None] < M) & col_ok[None, :]
+        row_ok = rows[:, None] < M
         offsets = rows[:, None] * H + cols[None, :]
-        x = tl.load(x_ptr + offsets, mask=ok, other=0.0).to(tl.float32)
-        dz = tl.load(dz_ptr + offsets, mask=ok, other=0.0).to(tl.float32)
-        mean = tl.sum(x, axis=1) / H
-        diff = tl.where(ok, x - mean[:, None], 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=1) / H + eps)
+        x = tl.load(x_ptr + offsets, mask=row_ok, other=0.0).to(tl.float32)
+        dz = tl.load(dz_ptr + offsets, mask=row_ok, other=0.0).to(tl.float32)
+        sum_x = tl.sum(x, axis=1)
+        if TAIL > 0:
+            t_ok = row_ok & t_col_ok[None, :]
+            t_offsets = rows[:, None] * H + t_cols[None, :]
+            t_x = tl.load(x_ptr + t_offsets, mask=t_ok, other=0.0).to(tl.float32)
+            t_dz = tl.load(dz_ptr + t_offsets, mask=t_ok, other=0.0).to(tl.float32)
+            sum_x += tl.sum(t_x, axis=1)
+        mean = sum_x / H
+        diff = x - mean[:, None]
+        sum_sq = tl.sum(diff * diff, axis=1)
+        if TAIL > 0:
+            t_diff = tl.where(t_ok, t_x - mean[:, None], 0.0)  # padded lanes would add mean^2
+            sum_sq += tl.sum(t_diff * t_diff, axis=1)
+        rstd = 1.0 / tl.sqrt(sum_sq / H + eps)
         x_hat = diff * rstd[:, None]
         g = dz * gamma[None, :]
-        mean_g = tl.sum(g, axis=1) / H
-        mean_g_xhat = tl.sum(g * x_hat, axis=1) / H
+        sum_g = tl.sum(g, axis=1)
+        sum_g_xhat = tl.sum(g * x_hat, axis=1)
+        if TAIL > 0:
+            t_x_hat = t_diff * rstd[:, None]
+            t_g = t_dz * t_gamma[None, :]
+            sum_g += tl.sum(t_g, axis=1)
+            sum_g_xhat += tl.sum(t_g * t_x_hat, axis=1)
+        mean_g = sum_g / H
+        mean_g_xhat = sum_g_xhat / H
         dx = rstd[:, None] * (g - mean_g[:, None] - x_hat * mean_g_xhat[:, None])
-        tl.store(dx_ptr + offsets, dx, mask=ok)  # cast to dx's dtype on store
+        tl.store(dx_ptr + offsets, dx, mask=row_ok)  # cast to dx's dtype on store
         dgamma_acc += dz * x_hat  # rows past M loaded dz = 0: they add nothing
         dbeta_acc += dz
-    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0), mask=col_ok)
-    tl.store(dbeta_part_ptr + pid * H + cols, tl.sum(dbeta_acc, axis=0), mask=col_ok)
+        if TAIL > 0:
+            t_dx = rstd[:, None] * (t_g - mean_g[:, None] - t_x_hat * mean_g_xhat[:, None])
+            tl.store(dx_ptr + t_offsets, t_dx, mask=t_ok)
+            t_dgamma_acc += t_dz * t_x_hat
+            t_dbeta_acc += t_dz
+    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))
+    tl.store(dbeta_part_ptr + pid * H + cols, tl.sum(dbeta_acc, axis=0))
+    if TAIL > 0:
+        tl.store(dgamma_part_ptr + pid * H + t_cols, tl.sum(t_dgamma_acc, axis=0), mask=t_col_ok)
+        tl.store(dbeta_part_ptr + pid * H + t_cols, tl.sum(t_dbeta_acc, axis=0), mask=t_col_ok)
 
 
 @triton.jit

@@ -4,7 +4,7 @@ from catalog import Alternative, Bug
 
 BUGS = [
     Bug("rows_past_m_not_masked", "backward",
-        (("        ok = (rows[:, None] < M) & col_ok[None, :]\n", "        ok = col_ok[None, :] & (rows[:, None] >= 0)\n", 1),),
+        (("        row_ok = rows[:, None] < M\n", "        row_ok = rows[:, None] >= 0\n", 1),),
         reasons=(("out-of-bounds",), ("x_ptr",)),
         misleading=("atomic",),
         notes="the last step of ROWS rows can run past M"),
@@ -23,10 +23,16 @@ BUGS = [
           "dx = rstd[:, None] * (g - x_hat * mean_g_xhat[:, None])", 1),),
         reasons=(("dx",),),
         misleading=("race", "atomic")),
+    Bug("tail_variance_counts_padded_lanes", "backward",
+        (("            t_diff = tl.where(t_ok, t_x - mean[:, None], 0.0)  # padded lanes would add mean^2\n",
+          "            t_diff = t_x - mean[:, None]\n", 1),),
+        reasons=(("dx",),),
+        misleading=("race", "atomic", "out-of-bounds"),
+        notes="the tail block's padded lanes load 0, and 0 - mean squared joins the variance: only widths "
+              "whose tail block is not full (100 = 64 + 36 of 64) go wrong"),
 ]
 
 ALTERNATIVES = [
-    Alternative("rsqrt", (("rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=1) / H + eps)",
-                           "rstd = tl.rsqrt(tl.sum(diff * diff, axis=1) / H + eps)", 1),),
+    Alternative("rsqrt", (("rstd = 1.0 / tl.sqrt(sum_sq / H + eps)", "rstd = tl.rsqrt(sum_sq / H + eps)", 1),),
                 notes="tl.rsqrt instead of 1 / sqrt: a different rounding, within the tolerance"),
 ]

@@ -11,10 +11,9 @@ BUGS = [
         misleading=("atomic", "race"),
         notes="the product was taken on x itself, not on x - mean: the epilogue must take mean * wg_sum off"),
     Bug("variance_from_uncentred_squares", "forward",
-        (("        diff = tl.where(ok, x - mean[:, None], 0.0)  # padded lanes would add mean^2\n",
-          "        diff = x\n", 1),
-         ("    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / H + eps)\n    tl.store(mean_ptr",
-          "    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / H - mean * mean + eps)\n    tl.store(mean_ptr", 1)),
+        (("    diff = tl.where(ok, x - mean[:, None], 0.0)  # padded lanes would add mean^2\n"
+          "    rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=1) / H + eps)\n",
+          "    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / H - mean * mean + eps)\n", 1),),
         reasons=(("y",), ("rows near 1000",)),
         misleading=("atomic", "race"),
         notes="E[x^2] - E[x]^2 in fp32: right for centred rows, digits cancel when the mean is 1000"),
@@ -25,14 +24,12 @@ BUGS = [
         gpu_reasons=(("y",), ("rows near 1000",)),
         notes="in fp32 wg is not rounded, so the interpreter cannot tell; in bf16 mean * wg_sum no longer "
               "cancels the rounded product's share of the mean"),
-    Bug("dw_reads_z_past_the_last_row", "step",
-        (("        z = tl.load(z_ptr + rows[:, None] * H + cols[None, :], mask=row_ok[:, None] & col_ok[None, :], other=0.0)",
-          "        z = tl.load(z_ptr + rows[:, None] * H + cols[None, :], mask=col_ok[None, :], other=0.0)", 1),),
-        reasons=(("out-of-bounds",), ("z_ptr",)),
-        gpu_reasons=(("dw",),),
-        misleading=("atomic",),
-        notes="the rows past M meet dy = 0 (masked), but 0 times what lies past the end can be NaN: the "
-              "interpreter's sanitizer names the read, the GPU shows NaN in dW (measured)"),
+    Bug("dz_descriptor_coordinates_in_tiles", "step",
+        (("        dy = dy_desc.load([tile_m * BLOCK_M, start])\n", "        dy = dy_desc.load([tile_m, start])\n", 1),),
+        reasons=(("dx",), ("more rows than one row tile",)),
+        misleading=("atomic", "race", "out-of-bounds"),
+        notes="a descriptor's load takes element coordinates: tile_m is a tile number, so every row tile "
+              "but the first reads dy's rows from the wrong place; one-tile cases pass"),
     Bug("dgamma_from_x_not_x_hat", "step",
         (("        dgamma_acc += dz * x_hat\n", "        dgamma_acc += dz * x\n", 1),),
         reasons=(("dgamma",),),
@@ -50,8 +47,8 @@ BUGS = [
 ]
 
 ALTERNATIVES = [
-    Alternative("rsqrt", (("    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / H + eps)\n",
-                           "    rstd = tl.rsqrt(tl.sum(acc, axis=1) / H + eps)\n", 1),),
+    Alternative("rsqrt", (("    rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=1) / H + eps)\n",
+                           "    rstd = tl.rsqrt(tl.sum(diff * diff, axis=1) / H + eps)\n", 1),),
                 notes="tl.rsqrt instead of 1 / sqrt: a different rounding, within the tolerance"),
     Alternative("tiles_in_row_major_order",
                 (("    tile_m = first_m + (pid % per_group) % group_m\n    tile_n = (pid % per_group) // group_m\n"
