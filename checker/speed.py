@@ -55,7 +55,7 @@ def _as_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
     """`fn` captured in a CUDA graph: its replay, or None where it cannot be captured (a host
     synchronisation, a CPU tensor)."""
     import torch
-    for _ in range(2):  # a second try: PyTorch's first backward capture in a process can fail once
+    for _ in range(2):  # a second try, in case a first capture in the process still fails
         try:
             fn()  # allocator and compilation warm-up outside the capture
             torch.cuda.synchronize()
@@ -82,7 +82,17 @@ def copy_bandwidth(nbytes: float, graphs: bool = False) -> float:
 
 
 def time_case(puzzle, kernels, case) -> BenchRow:
-    """The worker's side: time the learner's part, PyTorch eager and torch.compile on one size."""
+    """The worker's side: time the learner's part, PyTorch eager and torch.compile on one size.
+
+    All of it runs on a side stream: autograd runs a backward on the stream its forward ran on, and
+    a forward on the legacy default stream makes a backward uncapturable ("would make the legacy
+    stream depend on a capturing blocking stream"): that size fell back to plain launches."""
+    import torch
+    with torch.cuda.stream(torch.cuda.Stream()):
+        return _time_case(puzzle, kernels, case)
+
+
+def _time_case(puzzle, kernels, case) -> BenchRow:
     import torch
     bench = puzzle.bench
     part = puzzle.part(bench.part)

@@ -7,10 +7,10 @@ from checker.spec import SummaryPattern, Tolerance
 EPS = 1e-5
 # the GPU benchmark's tiles: 128 x 256 x 64, 8 warps, 3 stages, 8 row tiles per group (a sweep on an
 # H100, bf16); fp32 tiles of that size need more shared memory than an H100 has, so fp32 GPU cases use
-# 64 x 64 x 32. Statistics one row per program; column sums: db in slabs of 256 rows, 64 columns per
-# program (128 left a few dozen programs to sum dgamma's partial rows: 30 us each)
+# 64 x 64 x 32. Statistics one row per program; column sums: db in slabs of 128 rows, 32 columns per
+# program (128 columns left 32 programs to sum dgamma's 264 partial rows: 30 us each; 32 columns: 11)
 BIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, NUM_WARPS=8, NUM_STAGES=3, ROWS=1, BLOCK_R=8,
-           BLOCK_COLS=64, DB_ROWS_PER_PROGRAM=256)
+           BLOCK_COLS=32, DB_ROWS_PER_PROGRAM=128)
 MID = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, NUM_WARPS=4, NUM_STAGES=3, BLOCK_R=16, BLOCK_COLS=64,
            DB_ROWS_PER_PROGRAM=64)
 # y sums H products, then the epilogue takes mean * wg_sum (another sum of H terms) off: in fp32 at
