@@ -20,7 +20,7 @@ its three tl.dot loops. What keeps them fast (measured on an H100, bf16, M=8192,
     formed in the forward;
   * the operands' tiles come through tensor descriptors: the GPU's copy engine (TMA on Hopper)
     moves a whole block per instruction, with zeros past the edges, so the loops need no masks
-    (each product took 0.37-0.40 ms this way, 0.42-0.46 ms with pointer loads);
+    (the forward product and dz took 0.39-0.41 ms this way, 0.42-0.46 ms with pointer loads);
   * dW = dy^T z as a plain product on z written by the backward's row kernel (recomputing z
     inside the product ran at ~350 TFLOP/s, the plain product at ~740);
   * 128 x 256 tiles, 3 pipeline stages, 8 warps, and a grouped launch order (neighbouring
