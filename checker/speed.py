@@ -55,19 +55,18 @@ def _as_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
     """`fn` captured in a CUDA graph: its replay, or None where it cannot be captured (a host
     synchronisation, a CPU tensor)."""
     import torch
-    for _ in range(2):  # a second try, in case a first capture in the process still fails
-        try:
-            fn()  # allocator and compilation warm-up outside the capture
-            torch.cuda.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                fn()
-            graph.replay()
-            torch.cuda.synchronize()
-            return graph.replay
-        except Exception:  # any capture error: try again, then plain launches for this size
-            torch.cuda.synchronize()
-    return None
+    try:
+        fn()  # allocator and compilation warm-up outside the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        graph.replay()
+        torch.cuda.synchronize()
+        return graph.replay
+    except Exception:  # any capture error: plain launches for this size
+        torch.cuda.synchronize()
+        return None
 
 
 def copy_bandwidth(nbytes: float, graphs: bool = False) -> float:
