@@ -177,8 +177,8 @@ PUZZLE = puzzle(
                    "are a descriptor's load coordinates in elements (tile * BLOCK), not tile numbers, and does "
                    "each product's loop walk its whole sum (H for y, N for dz, M for dW)?"},
     # the products' operands come through tensor descriptors, whose row strides must be multiples of
-    # 16 bytes: H and N are multiples of 4 in fp32 and of 8 in bf16 (none a power of two, none a
-    # multiple of the tiles: the edges still arrive as zeros and the stores still need masks)
+    # 16 bytes: H and N are multiples of 4 in fp32 and of 8 in bf16 (most still neither powers of two
+    # nor multiples of the tiles: the edges arrive as zeros, and the stores still need masks)
     summaries=[SummaryPattern("only the cases with more rows than one row tile (BLOCK_M) fail: do the products "
                               "start each program at its own rows? A descriptor's load takes element coordinates, "
                               "tile_m * BLOCK_M, not the tile number tile_m.",
