@@ -14,7 +14,8 @@ BUGS = [
         misleading=("atomic", "race", "out of bounds"),
         notes="one block per row, as in chapter 2's row_sum: right only while N <= BLOCK_N"),
     Bug("accumulator_created_inside_the_loop", "forward",
-        ((ACC + LOOP, LOOP + "    " + ACC, 1),),
+        # created before the loop too: an accumulator that exists only inside it does not compile
+        ((ACC + LOOP, ACC + LOOP + "    " + ACC, 1),),
         reasons=(("starts over at every step",),),
         misleading=("atomic", "race", "out of bounds", "mask")),
     Bug("last_chunk_without_mask", "forward",
