@@ -107,6 +107,9 @@ def run(request: dict, channel) -> None:
     try:
         _run_parts(request, channel, puzzle, source, backend)
     finally:
+        if backend == "interpreter":
+            from checker import frontend
+            frontend.disable()
         if backend == "interpreter" and request.get("sanitize", True):
             from checker import sanitizer
             sanitizer.disable()
@@ -122,8 +125,12 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         return
 
     if backend == "interpreter":
-        from checker.compat import fix_interpreter_index
-        fix_interpreter_index()
+        from checker import bf16, frontend
+        from checker.compat import fix_interpreter
+        fix_interpreter()
+        bf16.enable()  # bf16 arithmetic as a GPU rounds it (the interpreter alone returns garbage)
+        # what no GPU compiles fails here too, before the interpreter runs it
+        frontend.enable()
     if backend == "interpreter" and request.get("sanitize", True):
         from checker import sanitizer
         sanitizer.enable(learner_files=lambda f: f == source.filename,
