@@ -97,6 +97,7 @@ PUZZLE = puzzle(
            case(M=4096, H=1024, gpu_only=True),
            case(M=1000, H=5632, gpu_only=True),
            case(M=512, H=8462, gpu_only=True),
+           case(M=8, H=40, ROWS=2, dtype="bfloat16", gpu_only=False),
            case(M=4096, H=4096, dtype="bfloat16"),
            case(M=300, H=5120, dtype="bfloat16")],
     bench=bench("backward", [case(M=4096, H=h, dtype=d) for d in ("float32", "bfloat16")

@@ -62,7 +62,7 @@ def cases() -> list[Case]:
               gpu_only=True),
     ]
     bf16 = [
-        _case("bf16 documented configuration", (4, 4, 8), 16, dtype="bfloat16", gpu_only=True),
+        _case("bf16 documented configuration", (4, 4, 8), 16, dtype="bfloat16", gpu_only=False),
         _case("bf16 H=1000, wider than its block (128)", (5, 1000), 20, block_h=128, dtype="bfloat16",
               gpu_only=True),
         _case("bf16 H=5120", (2, 5120), 8, dtype="bfloat16", gpu_only=True),
