@@ -149,7 +149,11 @@ def _casts(interp, tl) -> None:
             data = np.asarray(src.data)
             if _is_bf16(dst_type):
                 return interp.TensorHandle(data.astype(np.float32), dst_type.scalar)
-            return interp.TensorHandle(data.astype(interp._get_np_dtype(dst_type)), dst_type.scalar)
+            dst = dst_type.scalar
+            if dst.is_int() and dst.primitive_bitwidth > 1:  # saturated, as a GPU converts
+                from checker.compat import float_to_int
+                return interp.TensorHandle(float_to_int(data, interp._get_np_dtype(dst_type)), dst)
+            return interp.TensorHandle(data.astype(interp._get_np_dtype(dst_type)), dst)
         return cast_impl
 
     def fp_to_fp(original):

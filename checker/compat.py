@@ -11,6 +11,7 @@ def fix_interpreter() -> None:
     fix_interpreter_patch_leak()
     fix_interpreter_comparison_type()
     fix_interpreter_bool_argument()
+    fix_interpreter_float_to_int()
 
 
 def fix_interpreter_index() -> None:
@@ -71,11 +72,17 @@ def undo_leaked_patches() -> bool:
             value = value.func
         return getattr(getattr(value, "__code__", None), "co_filename", "") == here
 
-    def original(value, other):
-        while patched(value) and (value.__kwdefaults__ or {}).get("member") is not None:
+    def unwrap(value):
+        while patched(value) and (getattr(value, "__kwdefaults__", None) or {}).get("member") is not None:
             value = value.__kwdefaults__["member"]  # interpreter._patch_attr keeps the original here
-        if patched(value) and other is not None and not patched(other):
-            value = other
+        return value
+
+    def original(name, value, other):
+        value = unwrap(value)
+        # the same function under another name: tl re-exports tl.core's, tensor methods are them too
+        for candidate in (other, getattr(tl.core.tensor, name, None)):
+            if patched(value) and candidate is not None and not patched(unwrap(candidate)):
+                value = unwrap(candidate)
         return value
 
     clean = True
@@ -88,7 +95,7 @@ def undo_leaked_patches() -> bool:
                     continue
             elif not patched(value):
                 continue
-            fixed = original(value, getattr(other, name, None) if other is not None else None)
+            fixed = original(name, value, getattr(other, name, None) if other is not None else None)
             if patched(fixed):
                 clean = False
             else:
@@ -155,3 +162,35 @@ def fix_interpreter_bool_argument() -> None:
 
     implicit_cvt.checker_compat = True
     interpreter._implicit_cvt = implicit_cvt
+
+
+def float_to_int(values, np_dtype):
+    """What a GPU's float-to-integer conversion gives (PTX cvt.rzi): toward zero, saturated at the
+    type's bounds, NaN as 0. numpy wraps or returns garbage where the value does not fit."""
+    import numpy as np
+    info = np.iinfo(np_dtype)
+    data = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0)
+    low, high = data < info.min, data >= float(info.max)
+    inside = np.where(low | high, 0.0, np.trunc(data)).astype(np_dtype)
+    return np.where(low, info.min, np.where(high, info.max, inside)).astype(np_dtype)
+
+
+def fix_interpreter_float_to_int() -> None:
+    """`.to(tl.int8)` (or any integer type) of a float that does not fit: a GPU saturates it, the
+    interpreter (numpy) wraps it around. Saturate, as a GPU does."""
+    import numpy as np
+    from triton.runtime import interpreter
+    builder = interpreter.InterpreterBuilder
+    original = builder.cast_impl
+    if getattr(original, "checker_compat", False):
+        return
+
+    def cast_impl(self, src, dst_type):
+        src_type, dst = src.dtype.scalar, dst_type.scalar
+        if src_type.is_floating() and dst.is_int() and dst.primitive_bitwidth > 1:
+            np_dtype = interpreter._get_np_dtype(dst_type)
+            return interpreter.TensorHandle(float_to_int(src.data, np_dtype), dst)
+        return original(self, src, dst_type)
+
+    cast_impl.checker_compat = True
+    builder.cast_impl = cast_impl

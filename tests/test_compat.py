@@ -128,3 +128,19 @@ def test_a_nested_call_leaves_triton_language_as_it_found_it():
     assert compat.undo_leaked_patches()
     assert not any(getattr(getattr(v, "__code__", None), "co_filename", "") == interp.__file__
                    for v in vars(tl.core).values())
+
+
+@triton.jit
+def float_to_int(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x.to(tl.int8).to(tl.int32) * 1000 + x.to(tl.int32))
+
+
+def test_a_float_that_does_not_fit_saturates_as_on_a_gpu():
+    x = torch.tensor([-211.5, 300.0, -3.7, 3.7, 127.9, float("nan"), 5e9, -5e9])
+    out = torch.zeros(8, dtype=torch.int32)
+    float_to_int[(1,)](x, out, BLOCK=8)
+    i8 = [-128, 127, -3, 3, 127, 0, 127, -128]
+    i32 = [-211, 300, -3, 3, 127, 0, 2**31 - 1, -2**31]
+    assert out.tolist() == [(a * 1000 + b + 2**31) % 2**32 - 2**31 for a, b in zip(i8, i32)]
