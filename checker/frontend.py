@@ -39,7 +39,8 @@ _cache: dict[tuple, BaseException | None] = {}     # launch key -> the rejection
 # functions it calls, which fails while they are InterpretedFunctions)
 _jit_twins: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _binders: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()  # InterpretedFunction -> binder
-_backend: list = []                                # [(target, backend)] once made
+_backend: list = []                                # [(target, backend), MLIR context] once made
+_library: list = []                                # (namespace, name, InterpretedFunction) of triton.language
 _enabled = False
 
 
@@ -108,6 +109,17 @@ def check_launch(interpreted: Any, args: tuple, kwargs: dict) -> None:
     rejection = _cache[key]
     if rejection is not None:
         raise GpuCompileError(interpreted.fn.__name__, rejection) from rejection
+
+
+def _context(ir, backend):
+    """One MLIR context for every lowering: making one and loading its dialects each time costs
+    more than most kernels' lowering."""
+    if len(_backend) < 2:
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
+        _backend.append(context)
+    return _backend[1]
 
 
 def _target_and_backend():
@@ -191,9 +203,7 @@ def _lower(twin: Any, backend: Any, target: Any, bound: dict, specialization: li
             warnings.simplefilter("ignore")  # option defaults announced by newer Tritons: not the learner's
             parsed, signature, constexprs, attrs = twin._pack_args(backend, dict(options), bound, specialization,
                                                                    options)
-            context = ir.context()
-            ir.load_dialects(context)
-            backend.load_dialects(context)
+            context = _context(ir, backend)
             codegen_fns = dict(backend.get_codegen_implementation(parsed))
             # the smallest tl.dot a GPU's tensor cores take depends on the block sizes, which the
             # puzzle's cases choose, not the learner: the interpreter's small cases need not meet it
@@ -240,15 +250,18 @@ def _frames(exc: BaseException) -> str:
 def _jit_functions_in_place(learner_globals: dict) -> Iterator[None]:
     """Swap every InterpretedFunction in these namespaces for its JITFunction twin, then back."""
     from triton.runtime.interpreter import InterpretedFunction
-    namespaces = [learner_globals] + [vars(m) for name, m in list(sys.modules.items())
-                                      if m is not None and name.startswith("triton.language")]
+    if not _library:  # Triton's own @jit functions: the same objects for the whole process
+        _library.extend((vars(m), name, value) for module_name, m in list(sys.modules.items())
+                        if m is not None and module_name.startswith("triton.language")
+                        for name, value in list(vars(m).items()) if isinstance(value, InterpretedFunction))
+    found = [(learner_globals, name, value) for name, value in list(learner_globals.items())
+             if isinstance(value, InterpretedFunction)]
     swapped = []
     try:
-        for namespace in namespaces:
-            for name, value in list(namespace.items()):
-                if isinstance(value, InterpretedFunction):
-                    swapped.append((namespace, name, value))
-                    namespace[name] = _twin(value)
+        for namespace, name, value in found + _library:
+            if namespace.get(name) is value:
+                swapped.append((namespace, name, value))
+                namespace[name] = _twin(value)
         yield
     finally:
         for namespace, name, value in swapped:
