@@ -35,6 +35,7 @@ _ARCH = 80
 _WARP = 32
 
 _cache: dict[tuple, BaseException | None] = {}     # launch key -> the rejection, or None (compiled)
+_CACHE_LIMIT = 2048
 # InterpretedFunction -> its JITFunction twin (a JITFunction itself is no key: its hash walks the
 # functions it calls, which fails while they are InterpretedFunctions)
 _jit_twins: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -105,6 +106,8 @@ def check_launch(interpreted: Any, args: tuple, kwargs: dict) -> None:
         return
     key, lower = prepared
     if key not in _cache:
+        if len(_cache) >= _CACHE_LIMIT:  # a long test run checks thousands of kernels: keep memory flat
+            _cache.clear()
         _cache[key] = lower()
     rejection = _cache[key]
     if rejection is not None:
