@@ -278,14 +278,21 @@ def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint
 
 
 def _nonfinite_hint(comparison: Comparison, evidence: Evidence, name: str) -> Hint:
+    n = comparison.n_nonfinite
+    elements = f"{n} element{'s are' if n > 1 else ' is'}"
     if name in evidence.poison_read:
-        return asking(f"{comparison.n_nonfinite} elements are NaN: the kernel read this output before writing it "
-                      f"({evidence.poison_read[name]}), and got the NaN the checker fills outputs with. Outputs "
-                      f"start as garbage: does it read through the right pointer, and start its sums from zero "
-                      f"instead of from the output?", "accumulate", "address")
+        return asking(f"{elements} NaN: the kernel read this output before writing it ({evidence.poison_read[name]}), "
+                      f"and got the NaN the checker fills outputs with. Outputs start as garbage: does it read "
+                      f"through the right pointer, and start its sums from zero instead of from the output?",
+                      "accumulate", "address")
+    if not evidence.sanitized and evidence.kinds and "load" in evidence.kinds.get(name, set()):
+        return asking(f"{elements} NaN or Inf, and the kernel loads this output: outputs start as garbage (the "
+                      f"checker fills them with NaN), so a sum started from the output, or a load through the "
+                      f"wrong pointer, reads NaN. Or, if the load is meant, where else could NaN come from: an "
+                      f"overflow, a division by zero?", "accumulate", "address", "stability")
     causes = ("stability", "formula", "fill") if evidence.sanitized else ("stability", "mask", "formula", "fill")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
-    return asking(f"{comparison.n_nonfinite} elements are NaN or Inf, computed by the kernel. Where from: an overflow "
+    return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted?), "
                   f"the square root of a negative number{past}?", *causes)
 

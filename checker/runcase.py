@@ -140,7 +140,7 @@ ATOMIC_CALL = re.compile(r"\btl\.atomic_(add|max|min|and|or|xor)\s*\(")
 
 
 def _written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[str]]:
-    """Without the sanitizer, what the kernels' text does to each output: a tl.store or a
+    """Without the sanitizer, what the kernels' text does to each output: a tl.load, tl.store or
     tl.atomic_* whose pointer expression names the output's parameter (z_ptr, dgamma_ptr). An output
     no call names is left out (unknown)."""
     import ast
@@ -153,7 +153,7 @@ def _written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[st
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args):
             continue
         call = node.func.attr
-        kind = "store" if call == "store" else "atomic" if call.startswith("atomic_") else ""
+        kind = {"store": "store", "load": "load"}.get(call, "atomic" if call.startswith("atomic_") else "")
         if not kind:
             continue
         used = {n.id.lower() for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
