@@ -83,6 +83,14 @@ class Site:
     steps: tuple[Optional[int], ...]
     block: tuple[int, ...]         # the pointer block's shape
     origins: dict[Pid, int] = field(default_factory=dict)
+    active: dict[Pid, int] = field(default_factory=dict)   # lanes the mask let through, at that first access
+
+    def flat_walk(self, grid: tuple[int, int, int]) -> bool:
+        """Do the programs walk the tensor as one flat array, block after block? Then only the last
+        block's mask switches lanes off; a kernel that walks rows masks lanes in every row."""
+        width = int(np.prod(self.block)) if self.block else 1
+        last = (grid[0] - 1, grid[1] - 1, grid[2] - 1)
+        return all(n == width for pid, n in self.active.items() if pid != last)
 
 
 @dataclass(frozen=True)
@@ -204,7 +212,7 @@ def _program_words(pid: Pid, origins: dict[Pid, int], grid: tuple[int, int, int]
 
 
 def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid, int], grid: tuple[int, int, int],
-                      scalars: dict[str, int]) -> Optional[Finding]:
+                      scalars: dict[str, int], site: Optional[Site] = None) -> Optional[Finding]:
     """Does the way each program id moves the block fit the tensor? A move by whole rows must not
     send the grid's last program past the last row; a move by less than a row (column blocks) must
     not send it past the last column; any other move must be one flat walk over the tensor. A grid
@@ -216,7 +224,7 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
     base = origins[min(origins)]
     rows_apart = layout.row_stride()
     axes = [a for a in range(3) if grid[a] > 1]
-    flat_walk = len(axes) == 1 and len(block) == 1
+    flat_walk = len(axes) == 1 and len(block) == 1 and (site is None or site.flat_walk(grid))
     for axis, g in enumerate(moved):
         if g is None or g <= 0 or grid[axis] < 2:
             continue
@@ -230,6 +238,9 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
                 continue
             problem = (f"{g // rows_apart} rows; with {grid[axis]} programs along axis {axis}, the last one starts at "
                        f"row {last // rows_apart}, past the last row ({rows - 1})")
+            if g // rows_apart == layout.itemsize > 1 and layout.itemsize not in scalars.values():
+                problem += (f". {layout.itemsize} rows is {layout.itemsize} times one row, the size of an element in "
+                            f"bytes: do the offsets count bytes? ptr + i moves by i elements")
         elif rows_apart is not None and g < rows_apart:
             columns = layout.shape[-1]
             if base % rows_apart + (grid[axis] - 1) * g < columns:
@@ -354,6 +365,20 @@ def _other_tensor_finding(layout: Layout, offsets: np.ndarray, active: np.ndarra
                    f"mask compare with `{name}`'s size instead of {layout.label}'s?", "", ("address", "mask"))
 
 
+def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+    """A block as wide as none of the sizes the kernel was given: tl.arange takes compile-time
+    widths, so one that matches no argument is most likely a number written into the kernel."""
+    widths = [n for n in offsets.shape if n > 1]
+    given = set(scalars.values())
+    if not widths or not given or any(w in given for w in widths):
+        return None
+    named = ", ".join(f"{k} = {v}" for k, v in scalars.items())
+    return Finding(f"This block is {' x '.join(map(str, widths))} lanes wide, but none of the sizes the kernel was given "
+                   f"is {widths[0]} ({named}): is a size written into the kernel (tl.arange(0, {widths[0]}))? Use the "
+                   f"block size argument. Or, if the width is meant, the mask must switch off the lanes past the end.",
+                   "", ("hardcoded", "mask"))
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None) -> Finding:
@@ -364,10 +389,11 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     finding = (_step_finding(layout, steps, offsets.shape, scalars)
-               or _coverage_finding(layout, offsets.shape, origins, grid, scalars)
+               or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)
-               or _other_tensor_finding(layout, offsets, active, others or {}))
+               or _other_tensor_finding(layout, offsets, active, others or {})
+               or _literal_width_finding(layout, offsets, scalars))
     if finding is not None:
         return finding
     if None in steps and offsets.ndim >= 1 and offsets.size > 1:
@@ -386,7 +412,7 @@ def overlapping_writes(layout: Layout, offsets: np.ndarray, site: Site, pid: Pid
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     return (_step_finding(layout, steps, offsets.shape, scalars)
-            or _coverage_finding(layout, offsets.shape, origins, grid, scalars)
+            or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
             or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop=False)
             or _overlap_finding(layout, steps, offsets.shape, pid, origins, grid, scalars))
 
@@ -396,7 +422,7 @@ def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[
     strides, or whose program ids move the block outside the tensor, is evidence of a wrong address
     even where nothing left the tensor."""
     return _step_finding(layout, site.steps, site.block, scalars) or \
-        _coverage_finding(layout, site.block, site.origins, grid, scalars)
+        _coverage_finding(layout, site.block, site.origins, grid, scalars, site)
 
 
 def unused_program_ids(sites: dict, grid: tuple[int, int, int]) -> Optional[Finding]:

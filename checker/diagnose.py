@@ -49,7 +49,16 @@ class Evidence:
 # Never written
 
 
-def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> Hint:
+def _unexplained(count: int, case: Case | None) -> bool:
+    """A count of elements that no size or block parameter of the case accounts for (nor any
+    multiple of a block): a number written into the kernel?"""
+    if case is None:
+        return False
+    known = [v for v in {**case.sizes, **case.params}.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    return bool(known) and not any(count == v or count % v == 0 for v in known if v > 1) and count not in known
+
+
+def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None = None) -> Hint:
     if comparison.n_unwritten == comparison.n_total:
         return asking("never written: no store reached this output (still the checker's NaN fill). Is the store "
                       "there, through this output's pointer, and does its mask let any lane through?",
@@ -74,6 +83,11 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> Hint:
     flat = torch.isnan(got.reshape(-1))
     first = int(flat.nonzero().min())
     if bool(flat[first:].all()):
+        if _unexplained(first, case):
+            return asking(f"{hint}: every element from {first} on, and {first} is none of this case's sizes or "
+                          f"blocks: is a size written into the kernel? Otherwise: do the blocks (or the loop) reach "
+                          f"the end, and does the last block's mask let its lanes through?",
+                          "hardcoded", "address", "loop", "mask")
         return asking(f"{hint}: every element from {first} on. Do the programs' blocks (or the loop) reach the "
                       f"end, and does the last block's mask let its lanes through?", "address", "loop", "mask")
     return asking(hint + ". Which program should store them: are its offsets right, and does its mask let "
@@ -342,7 +356,7 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
-        return _unwritten_hint(got, comparison)
+        return _unwritten_hint(got, comparison, case)
     if not comparison.n_nonfinite:
         hint = _layout_hint(got, ref, scale, tol, reference.condition)
         if hint:

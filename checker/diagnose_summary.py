@@ -24,6 +24,17 @@ def _named_causes(result: dict) -> set[str]:
     return {item["cause"] for item in found if item.get("cause")}
 
 
+def _contradicted(pattern, failing: list[tuple[Case, dict]]) -> bool:
+    """A hint about atomics, where every failing case's kernels already add with atomics and store
+    nothing plainly to the outputs they add into: asking 'use tl.atomic_add?' would mislead."""
+    if set(pattern.candidates or (pattern.cause,)) != {"atomic"}:
+        return False
+    def atomic_only(result: dict) -> bool:
+        kinds = [set(k) for k in result.get("accesses", {}).values() if "atomic" in k]
+        return bool(kinds) and all("store" not in k for k in kinds)
+    return all(atomic_only(r) for _, r in failing)
+
+
 def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint]:
     """results: (case, its case_result event). Most specific first, two at most."""
     failing = [(case, r) for case, r in results if r.get("status") != "pass"]
@@ -33,7 +44,7 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint
     named = set().union(*[_named_causes(r) for _, r in failing])
     found = []
     for pattern in puzzle.summary_patterns:
-        if named and not pattern.cause and not named & set(pattern.candidates):
+        if named and not pattern.cause and not named & set(pattern.candidates) or _contradicted(pattern, failing):
             continue
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"

@@ -464,7 +464,7 @@ def _check(builder: Any, ptr: Any, mask: Any, kind: str, op: str) -> None:
             if kind != LOAD:
                 buf.written = True
             buf.kinds.add(kind)
-            _record_site(launch, view, ptr, builder)
+            _record_site(launch, view, ptr, builder, addrs.size)
             if kind == LOAD and buf.watch_poison is not None:
                 _note_poison_read(launch, buf, view, addrs)
             if not launch.locks:
@@ -479,7 +479,7 @@ def _lane_offsets(ptr: Any, view: _View) -> np.ndarray:
     return (_data(ptr).astype(np.int64) - view.start) // view.itemsize
 
 
-def _record_site(launch: _Launch, view: _View, ptr: Any, builder: Any) -> None:
+def _record_site(launch: _Launch, view: _View, ptr: Any, builder: Any, active: int) -> None:
     """Remember how this line's pointer block steps (once) and where each program's block starts
     (its first access there): the evidence that tells a wrong address from a missing mask."""
     filename, lineno = _learner_frame()
@@ -495,6 +495,7 @@ def _record_site(launch: _Launch, view: _View, ptr: Any, builder: Any) -> None:
         site = launch.sites[key] = addresses.Site(addresses.lane_steps(offsets), offsets.shape)
         launch.site_views[key] = view
     site.origins[pid] = (int(_data(ptr).flat[0]) - view.start) // view.itemsize
+    site.active[pid] = active
 
 
 def _note_poison_read(launch: _Launch, buf: _Buffer, view: _View, addrs: np.ndarray) -> None:
