@@ -27,6 +27,9 @@ BUGS = [
     Bug("summed_along_the_rows", "forward",
         (("partial = tl.sum(x, axis=0)", "partial = tl.sum(x, axis=1)", 1),),
         "formula", "the tile summed along axis 1 (row sums) instead of axis 0", accept=("address",)),
+    Bug("padded_lanes_load_one", "forward",
+        ((X, X.replace("other=0.0", "other=1.0"), 1),),
+        "fill", "padded lanes load 1.0: the rows past M add 1 to every column's sum"),
 ]
 
 RIGHT = [

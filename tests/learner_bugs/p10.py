@@ -24,6 +24,9 @@ BUGS = [
     Bug("mean_over_the_documented_n", "forward",
         (("mean = tl.sum(acc, axis=0) / N", "mean = tl.sum(acc, axis=0) / 20", 1),),
         "hardcoded", "the mean divided by 20, the documented N"),
+    Bug("mean_stored_as_fp16", "forward",
+        (("tl.store(mean_ptr + row, mean)", "tl.store(mean_ptr + row, mean.to(tl.float16))", 1),),
+        "precision", "the mean squeezed through fp16 before the store (mean is fp32)"),
 ]
 
 RIGHT = [

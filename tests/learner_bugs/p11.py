@@ -28,6 +28,23 @@ BUGS = [
     Bug("online_statistics_over_one_chunk", "online",
         ((ONLINE_LOOP, ONLINE_LOOP.replace("range(0, N, BLOCK_N)", "range(0, BLOCK_N, BLOCK_N)"), 1),),
         "loop", "the first (statistics) pass reads only the first chunk of the row"),
+    Bug("online_sum_without_a_max", "online",
+        (Kernel("softmax_online_kernel", '''
+            @triton.jit
+            def softmax_online_kernel(x_ptr, y_ptr, N, BLOCK_N: tl.constexpr):
+                row = tl.program_id(0)
+                x_row = x_ptr + row * N
+                s_lane = tl.zeros([BLOCK_N], dtype=tl.float32)
+                for start in range(0, N, BLOCK_N):
+                    cols = start + tl.arange(0, BLOCK_N)
+                    s_lane += tl.exp(tl.load(x_row + cols, mask=cols < N, other=-float("inf")).to(tl.float32))
+                s = tl.sum(s_lane, axis=0)
+                for start in range(0, N, BLOCK_N):
+                    cols = start + tl.arange(0, BLOCK_N)
+                    x = tl.load(x_row + cols, mask=cols < N, other=-float("inf")).to(tl.float32)
+                    tl.store(y_ptr + row * N + cols, tl.exp(x) / s, mask=cols < N)
+            '''),),
+        "stability", "a one-pass softmax with no max at all: sum exp(x), then exp(x) / sum"),
 ]
 
 RIGHT = [

@@ -31,6 +31,10 @@ BUGS = [
     Bug("cross_term_summed_in_fp16", "backward",
         (("        acc += dy * y\n", "        acc += (dy * y).to(tl.float16)\n", 1),),
         "precision", "the products of the cross term rounded to fp16 before they are summed"),
+    Bug("dx_written_over_dy", "backward",
+        ((STORE, "tl.store(dy_row + cols, y * (dy - s), mask=mask)", 1),),
+        "inplace", "dx stored through dy's row pointer: the input dy is overwritten and dx never written",
+        accept=("address",)),
 ]
 
 RIGHT = [

@@ -12,9 +12,6 @@ BUGS = [
     Bug("a_rows_n_long", "forward",
         ((A, A.replace("rows[:, None] * K", "rows[:, None] * N"), 1),),
         "address", "A's row m read at m * N instead of m * K"),
-    Bug("c_rows_k_long", "forward",
-        ((STORE, STORE.replace("rows[:, None] * N", "rows[:, None] * K"), 1),),
-        "address", "C's row m stored at m * K instead of m * N"),
     Bug("k_masked_with_n", "forward",
         (("k_ok = ks < K", "k_ok = ks < N", 1),),
         "mask", "the K mask compares with N"),
@@ -27,6 +24,10 @@ BUGS = [
     Bug("columns_from_program_0", "forward",
         (("cols = tl.program_id(1) * BLOCK_N", "cols = tl.program_id(0) * BLOCK_N", 1),),
         "address", "the column tile taken from program_id(0), the row axis"),
+    Bug("padded_lanes_load_one", "forward",
+        (("other=0.0)  # [BLOCK_M, BLOCK_K]", "other=1.0)  # [BLOCK_M, BLOCK_K]", 1),
+         ("other=0.0)  # [BLOCK_K, BLOCK_N]", "other=1.0)  # [BLOCK_K, BLOCK_N]", 1)),
+        "fill", "both tiles' padded lanes load 1.0: the K steps past K add 1 * 1 per lane"),
 ]
 
 RIGHT = [

@@ -29,6 +29,9 @@ BUGS = [
     Bug("m_loop_steps_by_block_n", "dw",
         (("for m0 in range(0, M, BLOCK_M):", "for m0 in range(0, M, BLOCK_N):", 1),),
         "loop", "the loop over the rows steps by BLOCK_N while each step reads BLOCK_M rows"),
+    Bug("dx_loop_bound_k", "dx",
+        (("for n0 in range(0, N, BLOCK_N):", "for n0 in range(0, K, BLOCK_N):", 1),),
+        "loop", "dx's loop over N bounded by K"),
 ]
 
 RIGHT = [

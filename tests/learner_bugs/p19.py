@@ -12,9 +12,6 @@ BUGS = [
     Bug("x_rows_n_long", "dw",
         ((XT, XT.replace("rows[None, :] * K", "rows[None, :] * N"), 1),),
         "address", "x's row m read at m * N instead of m * K"),
-    Bug("dw_rows_k_long", "dw",
-        ((ADD, ADD.replace("ks[:, None] * N", "ks[:, None] * K"), 1),),
-        "address", "dW's row k added at k * K instead of k * N"),
     Bug("x_rows_not_masked", "dw",
         ((XT, XT.replace("mask=k_ok[:, None] & row_ok[None, :]", "mask=k_ok[:, None]"), 1),),
         "mask", "xᵀ's tile masked along K only: the last row block reads rows past M"),
@@ -28,6 +25,9 @@ BUGS = [
     Bug("product_in_bf16", "dw",
         (("share = tl.dot(xt, dy)", "share = tl.dot(xt.to(tl.bfloat16), dy.to(tl.bfloat16))", 1),),
         "precision", "the operands cast to bf16 for the tensor cores: fp32 inputs lose 16 bits"),
+    Bug("atomic_exchange_not_add", "dw",
+        ((ADD, ADD.replace("tl.atomic_add(", "tl.atomic_xchg("), 1),),
+        "atomic", "the share put in with tl.atomic_xchg: each row block replaces the others' shares instead of adding"),
 ]
 
 RIGHT = [

@@ -29,6 +29,10 @@ BUGS = [
     Bug("dy_rows_block_apart", "backward",
         (("dy_row = dy_ptr + row * H", "dy_row = dy_ptr + row * BLOCK_H", 1),),
         "address", "dy's row read at row * BLOCK_H instead of row * H"),
+    Bug("sum_of_squares_pads_with_one", "forward",
+        (("x = tl.load(x_row + cols, mask=cols < H, other=0.0).to(tl.float32)",
+          "x = tl.load(x_row + cols, mask=cols < H, other=1.0).to(tl.float32)", 1),),
+        "fill", "the sum of squares' padded lanes load 1.0: each adds 1 to mean(x²)"),
 ]
 
 RIGHT = [

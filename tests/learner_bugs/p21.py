@@ -29,6 +29,13 @@ BUGS = [
     Bug("sweep3_first_chunk_only", "backward",
         ((SWEEP3, SWEEP3.replace("range(0, H, BLOCK_H)", "range(0, BLOCK_H, BLOCK_H)"), 1),),
         "loop", "the last sweep (dx and the parameter shares) covers only the first chunk"),
+    Bug("x_hat_in_bf16", "backward",
+        (("        x_hat = (x - mean) * rstd\n", "        x_hat = ((x - mean) * rstd).to(tl.bfloat16)\n", 1),),
+        "precision", "x̂ kept in bf16 for the last sweep (dx and dgamma's shares lose 16 bits)"),
+    Bug("dx_written_into_dz", "backward",
+        (("tl.store(dx_ptr + row * H + cols, dx, mask=mask)", "tl.store(dz_row + cols, dx, mask=mask)", 1),),
+        "inplace", "dx stored into dz's row (the upstream gradient, an input); dx never written",
+        accept=("address",)),
 ]
 
 RIGHT = [

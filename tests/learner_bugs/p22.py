@@ -17,9 +17,6 @@ BUGS = [
     Bug("fused_w_rows_n_long", "fused",
         ((W_FUSED, W_FUSED.replace("outs[None, :] * H", "outs[None, :] * N"), 1),),
         "address", "W's row n read at n * N instead of n * H"),
-    Bug("fused_bias_per_row", "fused",
-        ((BIAS_FUSED, "y += tl.load(bias_ptr + rows, mask=row_ok, other=0.0).to(tl.float32)[:, None]", 1),),
-        "address", "the bias indexed by the row instead of the output column"),
     Bug("fused_product_in_fp16", "fused",
         (("y += tl.dot(z.to(w.dtype), w)", "y += tl.dot(z.to(tl.float16), w.to(tl.float16))", 1),),
         "precision", "both operands of the product cast to fp16"),
@@ -38,6 +35,17 @@ BUGS = [
           "    sum_g_xhat = tl.zeros([BLOCK_H], dtype=tl.float32)\n    dz = tl.zeros([BLOCK_H], dtype=tl.float32)\n"
           "    for start in range(0, H, BLOCK_H):\n", 1)),
         "accumulate", "pass 1's dz created once before the loop over H: each chunk's dz adds onto the previous chunk's"),
+    Bug("backward_dw_load_add_store", "backward",
+        ((DW_ADD, "tl.store(dw_ptr + tile, tl.load(dw_ptr + tile, mask=tile_ok) + dy[:, None] * z[None, :], mask=tile_ok)", 1),),
+        "atomic", "dW's share added with a plain load, add and store (a race between the row programs)"),
+    Bug("backward_dx_pass_loops_n_to_h", "backward",
+        (("        for start_n in range(0, N, BLOCK_N):\n            outs = start_n + tl.arange(0, BLOCK_N)\n"
+          "            out_ok = outs < N\n            dy = tl.load(dy_row + outs, mask=out_ok, other=0.0).to(tl.float32)\n"
+          "            w = tl.load(",
+          "        for start_n in range(0, H, BLOCK_N):\n            outs = start_n + tl.arange(0, BLOCK_N)\n"
+          "            out_ok = outs < N\n            dy = tl.load(dy_row + outs, mask=out_ok, other=0.0).to(tl.float32)\n"
+          "            w = tl.load(", 1),),
+        "loop", "pass 2's loop over the outputs bounded by H instead of N"),
 ]
 
 RIGHT = [

@@ -29,6 +29,10 @@ BUGS = [
     Bug("mean_over_the_block", "backward",
         (("mean = tl.sum(x, axis=0) / H", "mean = tl.sum(x, axis=0) / BLOCK_H", 1),),
         "formula", "the mean divided by BLOCK_H instead of H"),
+    Bug("variance_in_one_pass", "backward",
+        (("rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)",
+          "rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / H - mean * mean + eps)", 1),),
+        "stability", "the variance as E[x²] − mean²: cancels when the mean is large against the spread"),
 ]
 
 RIGHT = [

@@ -28,6 +28,10 @@ BUGS = [
         (("if tl.load(count) == 0:", "if tl.load(count) == 1:", 1),),
         "lock", "the 'written yet?' test inverted: the first program adds onto garbage, the others overwrite",
         accept=("accumulate",), timeout=60),
+    Bug("variance_in_one_pass", "backward",
+        (("rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)",
+          "rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / H - mean * mean + eps)", 1),),
+        "stability", "the variance as E[x²] − mean²: cancels when the mean is large against the spread"),
 ]
 
 RIGHT = [

@@ -25,6 +25,15 @@ BUGS = [
         (("        dgamma_acc += dz * x_hat  # rows past M loaded dz = 0: they add nothing\n        dbeta_acc += dz\n",
           "        dgamma_acc = dz * x_hat  # rows past M loaded dz = 0: they add nothing\n        dbeta_acc = dz\n", 1),),
         "accumulate", "the head's shares assigned (=) instead of added (+=): each step overwrites the last"),
+    Bug("variance_in_one_pass", "backward",
+        (("sum_sq = tl.sum(diff * diff, axis=1)", "sum_sq = tl.sum(x * x, axis=1)", 1),
+         ("sum_sq += tl.sum(t_diff * t_diff, axis=1)", "sum_sq += tl.sum(t_x * t_x, axis=1)", 1),
+         ("rstd = 1.0 / tl.sqrt(sum_sq / H + eps)", "rstd = 1.0 / tl.sqrt(sum_sq / H - mean * mean + eps)", 1)),
+        "stability", "the variance as E[x²] − mean² (head and tail): cancels when the mean is large against the spread"),
+    Bug("dgamma_partials_through_bf16", "backward",
+        (("tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))",
+          "tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0).to(tl.bfloat16))", 1),),
+        "precision", "the head's dgamma partial rounded to bf16 on its way into the fp32 buffer"),
 ]
 
 RIGHT = [

@@ -33,6 +33,12 @@ BUGS = [
     Bug("dz_rows_n_long", "step",
         ((DZ_STORE, DZ_STORE.replace("rows[:, None] * H", "rows[:, None] * N"), 1),),
         "address", "dz's row m stored at m * N instead of m * H"),
+    Bug("stats_padded_lanes_load_one", "forward",
+        ((STATS_X, STATS_X.replace("other=0.0", "other=1.0"), 1),),
+        "fill", "the statistics' padded lanes load 1.0: each adds 1 to the row sum, the mean is off"),
+    Bug("dz_loop_over_h", "step",
+        (("for start in range(0, N, BLOCK_K):", "for start in range(0, H, BLOCK_K):", 1),),
+        "loop", "dz = dy W's loop over N bounded by H"),
 ]
 
 RIGHT = [
