@@ -57,7 +57,6 @@ TEXT_RULES = [
     (r"sums shares from several programs: add each share with tl\.atomic_add", "atomic", ()),
     (r"belongs to exactly one program, so two programs reaching it means their offsets overlap", "address", ()),
     (r"does not compile", "compile", ()),
-    (r"the kernel changed its inputs", "inplace", ()),
     (r"still running after .* A loop that never ends", "", ("loop", "lock")),
     (r"not reproducible", "determinism", ()),
     (r"equals the share of|each element equals one .*'s share|whole number of equal shares", "atomic", ()),
@@ -106,7 +105,8 @@ def hints_of(report, text: str) -> tuple[list[dict], bool]:
     found: dict[str, dict] = {}
     fields = False
 
-    def add(kind: str, hint: str, data: dict, case: str = "") -> None:
+    def add(kind: str, hint: str, data: dict, case: str = "", measured: bool = False) -> None:
+        """measured: the runner's own class for a fact the checker reports (an input changed)."""
         nonlocal fields
         if not hint:
             return
@@ -114,15 +114,18 @@ def hints_of(report, text: str) -> tuple[list[dict], bool]:
         if key in found:
             return
         has = "cause" in data or "candidates" in data
-        fields = fields or has
+        fields = fields or (has and not measured)
         cause, candidates = (data.get("cause", ""), list(data.get("candidates", []))) if has else guess(hint)
         found[key] = {"kind": kind, "hint": hint, "cause": cause, "candidates": candidates, "case": case,
-                      "from_text": not has}
+                      "from_text": not has, "measured": measured}
 
     for result in report.results:
         if result["status"] == "error":
             error = result["error"]
             add(f"error:{error['kind']}", _error_gist(error["message"]), error, result["case"])
+        if result.get("mutated"):  # a fact the checker measured, not a guess: an input changed
+            add("mutated", f"the kernel changed its inputs: {', '.join(result['mutated'])} (inputs are read-only; "
+                "write only to outputs)", {"cause": "inplace", "candidates": []}, result["case"], measured=True)
     listed = getattr(report, "hints", None)
     if listed:
         for item in listed:
@@ -142,7 +145,7 @@ def hints_of(report, text: str) -> tuple[list[dict], bool]:
     # with the fields present, a hint that lacks them (a fault line) is an observation, not a guess
     if fields:
         for item in found.values():
-            if item["from_text"]:
+            if item["from_text"] and not item["measured"]:
                 item["cause"], item["candidates"], item["from_text"] = "", [], False
     return list(found.values()), fields
 
