@@ -28,6 +28,7 @@ BUGS = [
         (("if tl.load(count) == 0:", "if tl.load(count) == 1:", 1),),
         "lock", "the 'written yet?' test inverted: the first program adds onto garbage, the others overwrite",
         accept=("accumulate",), timeout=60),
+    # passes every case, on an H100 too (no case with a mean far from 0): a hole in the cases
     Bug("variance_in_one_pass", "backward",
         (("rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)",
           "rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / H - mean * mean + eps)", 1),),
@@ -37,6 +38,7 @@ BUGS = [
 RIGHT = [
     Right("count_by_atomic_add", (("tl.atomic_xchg(count, 1)", "tl.atomic_add(count, 1)", 1),),
           "the count bumped with atomic_add instead of set with atomic_xchg", timeout=60),
+    # passes on an H100; the interpreter's sanitizer follows locks taken by atomic_cas only, and reports a race
     Right("test_and_set_with_xchg", ((ACQUIRE, "    while tl.atomic_xchg(lock, 1) == 1:\n        pass\n", 1),),
           "the lock taken with atomic_xchg(lock, 1) (test-and-set) instead of atomic_cas", timeout=60),
 ]

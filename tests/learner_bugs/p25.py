@@ -25,6 +25,7 @@ BUGS = [
         (("        dgamma_acc += dz * x_hat  # rows past M loaded dz = 0: they add nothing\n        dbeta_acc += dz\n",
           "        dgamma_acc = dz * x_hat  # rows past M loaded dz = 0: they add nothing\n        dbeta_acc = dz\n", 1),),
         "accumulate", "the head's shares assigned (=) instead of added (+=): each step overwrites the last"),
+    # passes every case, on an H100 too (no case with a mean far from 0): a hole in the cases
     Bug("variance_in_one_pass", "backward",
         (("sum_sq = tl.sum(diff * diff, axis=1)", "sum_sq = tl.sum(x * x, axis=1)", 1),
          ("sum_sq += tl.sum(t_diff * t_diff, axis=1)", "sum_sq += tl.sum(t_x * t_x, axis=1)", 1),

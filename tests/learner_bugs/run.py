@@ -5,6 +5,7 @@
     python tests/learner_bugs/run.py p05 --text      # and each report's hints, as the learner reads them
     python tests/learner_bugs/run.py --json out.json # everything, machine-readable (diff two runs)
     python tests/learner_bugs/run.py --only stride   # entries whose name contains a word
+    python tests/learner_bugs/run.py p24 --full      # each report in full
 
 Every entry is checked in Triton's interpreter with the sanitizer, in this process (torch imported
 once), as tests/test_contract.py's check_text does; an entry that may hang gets a worker process
@@ -245,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("puzzles", nargs="*", help="p05 p22 ... (default: every puzzle with a corpus file)")
     parser.add_argument("--text", action="store_true", help="print each report's hints")
+    parser.add_argument("--full", action="store_true", help="print each report in full, as the learner reads it")
     parser.add_argument("--json", metavar="FILE", help="write every record (with the full report) to FILE")
     parser.add_argument("--only", action="append", default=[], help="entries whose name contains this")
     parser.add_argument("--bugs", action="store_true", help="the bugs only")
@@ -269,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             record = run_entry(puzzle, entry, args.seed)
             records.append(record)
             print_entry(record, args.text)
+            if args.full and record.get("report"):
+                print("\n".join("      | " + ln for ln in record["report"].split("\n")))
             sys.stdout.flush()
 
     bugs = [r for r in records if r["kind"] == "bug"]
