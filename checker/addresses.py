@@ -184,10 +184,13 @@ def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple
         rows_apart = layout.row_stride()
         expected = rows_apart if axis == 0 and len(block) > 1 and rows_apart is not None else None
         hint = f" Row i of {layout.label} starts at i * {expected}{name_of(expected, scalars)}." if expected else ""
-        return Finding(
-            f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements apart, "
-            f"a step that matches none of {layout.label}'s strides ({layout.layout_text()}).{hint}",
-            "address")
+        text = (f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements apart, "
+                f"a step that matches none of {layout.label}'s strides ({layout.layout_text()}).{hint}")
+        if scalars and abs(step) not in scalars.values():
+            # a step that is no argument of the kernel was written into it
+            return Finding(text + f" {abs(step)} is none of the sizes the kernel was given: is it hard-coded?", "",
+                           ("address", "hardcoded"))
+        return Finding(text, "address")
     return None
 
 
@@ -258,7 +261,12 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
         others = [a for a in axes if a != axis]
         swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
                 f"{grid[others[0]]}." if len(axes) == 2 and grid[axes[0]] != grid[axes[1]] else "")
-        return Finding(f"The addresses themselves are wrong: {named}, {problem}.{swap}", "address")
+        text = f"The addresses themselves are wrong: {named}, {problem}.{swap}"
+        if scalars and not any(v > 1 and g % v == 0 for v in scalars.values()):
+            # a move that no argument of the kernel (nor a multiple of one) explains was written into it
+            return Finding(text + f" {g} is none of the sizes the kernel was given, nor a multiple of one: is a size "
+                                  f"hard-coded?", "", ("address", "hardcoded"))
+        return Finding(text, "address")
     return None
 
 
@@ -374,7 +382,7 @@ def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[st
         return None
     named = ", ".join(f"{k} = {v}" for k, v in scalars.items())
     return Finding(f"This block is {' x '.join(map(str, widths))} lanes wide, but none of the sizes the kernel was given "
-                   f"is {widths[0]} ({named}): is a size written into the kernel (tl.arange(0, {widths[0]}))? Use the "
+                   f"is {widths[0]} ({named}): is a size hard-coded (tl.arange(0, {widths[0]}))? Use the "
                    f"block size argument. Or, if the width is meant, the mask must switch off the lanes past the end.",
                    "", ("hardcoded", "mask"))
 

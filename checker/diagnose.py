@@ -85,8 +85,8 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None
     if bool(flat[first:].all()):
         if _unexplained(first, case):
             return asking(f"{hint}: every element from {first} on, and {first} is none of this case's sizes or "
-                          f"blocks: is a size written into the kernel? Otherwise: do the blocks (or the loop) reach "
-                          f"the end, and does the last block's mask let its lanes through?",
+                          f"blocks: is a size hard-coded (a number written into the kernel)? Otherwise: do the blocks "
+                          f"(or the loop) reach the end, and does the last block's mask let its lanes through?",
                           "hardcoded", "address", "loop", "mask")
         return asking(f"{hint}: every element from {first} on. Do the programs' blocks (or the loop) reach the "
                       f"end, and does the last block's mask let its lanes through?", "address", "loop", "mask")
