@@ -475,19 +475,17 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
 
 
 # Summary hints every short-form puzzle gets, for the case tags it has: (text, candidate causes).
-# Each says what the failing cases share and asks the questions that kind of failure raises,
-# without assuming one design: the checker fixes the grid, so none of them asks about the grid.
+# Which cases fail is weak evidence: these say what the failing cases have in common and where in
+# the kernel that points, and name no cause (the checker fixes the grid, so none asks about it).
 GENERIC_SUMMARIES = {
-    "non_pow2": ("only the cases whose sizes are not powers of two fail: does every mask compare with the size "
-                 "(offsets < N) rather than the block size, does every count or mean divide by the size, and do the "
-                 "padded lanes stay out of every sum?", ("mask", "fill", "formula")),
-    "tail": ("only the cases whose last block sticks out past the end fail: is that block's mask right (offsets "
-             "< N), and do its padded lanes load a value that leaves the result alone?", ("mask", "fill", "loop")),
-    "wide": ("only the cases larger than one block fail: look at what changes from one block to the next. Does "
-             "each program move to its own block (pid * BLOCK); does each loop cover every block (its bounds from "
-             "the size arguments, its step); does it carry its sums from one block to the next; and are the "
-             "blocks' results combined as the formula says?", ("address", "loop", "accumulate", "formula",
-                                                                "hardcoded")),
+    "non_pow2": ("only the cases whose sizes are not powers of two fail: those are the cases with a partly filled "
+                 "block. Look at what the kernel does with it: its offsets, its mask, what its padded lanes load, "
+                 "and every count that should be the size rather than the block size.", ()),
+    "tail": ("only the cases whose last block sticks out past the end fail: look at what the kernel does with that "
+             "partly filled block (its offsets, its mask, what its padded lanes load).", ()),
+    "wide": ("only the cases larger than one block fail: look at what changes from the first block to the next "
+             "ones (each program's offsets, the loop's bounds and step, what carries over from one block to the "
+             "next, how the blocks' results are combined).", ()),
 }
 
 

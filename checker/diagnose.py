@@ -308,8 +308,9 @@ def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint
         return NO_HINT  # a factor nothing names is no evidence of a constant in the formula
     names = f" (= {found[0]})" if found else ""
     return asking(f"every element is {c:.6g} times the expected value{names}: a constant factor. A sum divided by the "
-                  f"wrong count, a scale applied twice or not at all, or a loop that covers the wrong range?",
-                  "formula", "loop")
+                  f"wrong count, a scale applied twice or not at all, a loop that covers the wrong range, or a sum "
+                  f"started over where it should carry on (only the last of several terms kept)?",
+                  "formula", "loop", "accumulate")
 
 
 def _nonfinite_hint(comparison: Comparison, evidence: Evidence, name: str) -> Hint:

@@ -173,9 +173,9 @@ PUZZLE = puzzle(
                       "was taken on x itself).",
                       no_mean_in_epilogue)],
     formulas={"eq-p26-epilogue": ("y", epilogue_y), "eq-p26-dx": ("dx", step_dx), "eq-p26-dw": ("dw", step_dw)},
-    hints={"wide": "only the cases larger than one tile fail: does grouped_tile give every program its own tile, "
+    hints={"wide": ("only the cases larger than one tile fail: does grouped_tile give every program its own tile, "
                    "are a descriptor's load coordinates in elements (tile * BLOCK), not tile numbers, and does "
-                   "each product's loop walk its whole sum (H for y, N for dz, M for dW)?"},
+                   "each product's loop walk its whole sum (H for y, N for dz, M for dW)?", ("address", "loop"))},
     # the products' operands come through tensor descriptors, whose row strides must be multiples of
     # 16 bytes: H and N are multiples of 4 in fp32 and of 8 in bf16 (most still neither powers of two
     # nor multiples of the tiles: the edges arrive as zeros, and the stores still need masks)
