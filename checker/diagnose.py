@@ -347,17 +347,9 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
         alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
         if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
             continue
-        if _differing(alternative, ref, scale, tol, reference.condition) < min(3, ref.numel()):
-            continue  # a known bug that changes one or two elements here is too easily matched by chance
         if matches(got, alternative, scale, tol, condition=reference.condition):
             found.append(pattern)
     return found
-
-
-def _differing(a: torch.Tensor, b: torch.Tensor, scale: float, tol: Tolerance, condition: float) -> int:
-    """How many elements two outputs differ in, beyond the tolerance."""
-    allowed = absolute_tolerance(tol, scale, condition) + tol.rtol * b.abs()
-    return int(((a.double().reshape(b.shape) - b).abs() > allowed).sum())
 
 
 def _combine(variants: list, share: Hint) -> Hint:
