@@ -44,6 +44,12 @@ BUGS = [
         reasons=(("Data race on `dx_ptr`", "Data race on `z_ptr`"), ("belongs to exactly one program",)),
         misleading=("atomic_add",),
         notes="every program walks every later row: dx and z are written by several programs"),
+    Bug("wg_sum_added_into_an_uncleared_buffer", "forward",
+        (("    tl.store(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", "    tl.atomic_add(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", 1),),
+        reasons=(("y",), ("NaN",)),
+        misleading=("race", "out-of-bounds", "lost"),
+        notes="wg_sum is scratch (torch.empty's, poisoned by the checker), not zeros: adding into it keeps "
+              "whatever it held; before the poison some cases passed by the luck of the allocator"),
 ]
 
 ALTERNATIVES = [

@@ -1,5 +1,5 @@
 """Puzzle 24: lock-grouped accumulation of dgamma and dbeta (spin locks, a count, G partial rows)."""
-from checker.declare import case, custom, full, next_pow2, out, part, puzzle, randn, shared
+from checker.declare import case, custom, full, next_pow2, out, part, puzzle, randn, scratch, shared
 
 EPS = 1e-5
 
@@ -16,9 +16,10 @@ def layernorm(x, gamma, beta):
 def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, GROUP_SIZE, BLOCK_H, BLOCK_G, BLOCK_COLS):
     import torch
     groups = min(GROUP_SIZE, M)  # every group gets at least one row, so every partial row is written
-    # not zeroed, on purpose: the count tells each group's first program to store, not add
-    dgamma_part = torch.empty(groups, H, dtype=torch.float32, device=x.device)
-    dbeta_part = torch.empty_like(dgamma_part)
+    # not zeroed, on purpose (poisoned: NaN until written): the count tells each group's first
+    # program to store, not add
+    dgamma_part = scratch((groups, H), dtype=torch.float32, like=x)
+    dbeta_part = scratch((groups, H), dtype=torch.float32, like=x)
     locks = torch.zeros(2 * groups, dtype=torch.int32, device=x.device)
     shared(dgamma_part, dbeta_part)  # programs of one group share a partial row, by design
     k.ln_bwd_locked_kernel[(M,)](x, gamma, dz, dx, dgamma_part, dbeta_part, locks, M, H, EPS,

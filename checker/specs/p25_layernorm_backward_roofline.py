@@ -1,7 +1,7 @@
 """Puzzle 25: the LayerNorm backward at the memory roofline (persistent grid, partial rows, --bench)."""
 import functools
 
-from checker.declare import bench, case, out, part, puzzle, randn
+from checker.declare import bench, case, out, part, puzzle, randn, scratch
 
 EPS = 1e-5
 
@@ -42,8 +42,9 @@ def warps(x, BLOCK_H, ROWS) -> int:
 def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_P, BLOCK_COLS):
     import torch
     p = programs(x, M, ROWS, BLOCK_H)
-    dgamma_part = torch.empty(p, H, dtype=torch.float32, device=x.device)  # every row gets written
-    dbeta_part = torch.empty_like(dgamma_part)
+    # every row gets written: poisoned (NaN) until then, so that a kernel adding into them fails
+    dgamma_part = scratch((p, H), dtype=torch.float32, like=x)
+    dbeta_part = scratch((p, H), dtype=torch.float32, like=x)
     k.ln_bwd_roofline_kernel[(p,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, EPS, ROWS=ROWS,
                                    BLOCK_H=BLOCK_H, TAIL=TAIL, num_warps=warps(x, BLOCK_H, ROWS))
     k.ln_bwd_partials_reduce_kernel[(triton_cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, p, H,
