@@ -47,6 +47,8 @@ import torch
 import triton
 from triton.runtime import interpreter as _interp
 
+from checker import locks
+
 __all__ = ["KernelFault", "enable", "disable", "sanitized"]
 
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
@@ -561,6 +563,9 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
             return original(self, *args, **kwargs)
         ptr = _arg(args, kwargs, ptr_pos, "ptr", "ptrs")
         mask = None if mask_pos is None else _arg(args, kwargs, mask_pos, "mask")
+        refused = locks.before(_launch, self, name, kind, args, kwargs, ptr, mask)  # the lock protocol
+        if refused is not None:
+            return refused
         _check(self, ptr, mask, kind, op if op else _rmw_name(_arg(args, kwargs, 0, "rmwOp")))
         _busy = True
         try:
@@ -582,6 +587,19 @@ def _after(name: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, result: An
     elif _launch.locks and (name == "create_atomic_store" or (
             name == "create_atomic_rmw" and _arg(args, kwargs, 0, "rmwOp") == _interp._ir.ATOMIC_OP.XCHG)):
         _launch.locks.difference_update(int(a) for a in _active_addresses(ptr, mask))
+
+
+def _barrier_hook() -> Callable:
+    """tl.debug_barrier(), for the lock protocol's release check (checker/locks.py)."""
+    original = _interp.InterpreterBuilder.create_barrier
+
+    def hook(self, *args, **kwargs):
+        if _launch is not None:
+            locks.barrier(_launch, self)
+        return original(self, *args, **kwargs)
+
+    hook.__wrapped__ = original
+    return hook
 
 
 def _rmw_name(rmw_op: Any) -> str:
@@ -655,6 +673,8 @@ def enable(learner_files: Callable[[str], bool] = lambda f: True,
             setattr(_interp.InterpreterBuilder, name, _memory_hook(name, kind, ptr_pos, mask_pos, op))
     _originals[(_interp.GridExecutor, "__call__")] = _interp.GridExecutor.__call__
     _interp.GridExecutor.__call__ = _make_launch_hook()
+    _originals[(_interp.InterpreterBuilder, "create_barrier")] = _interp.InterpreterBuilder.create_barrier
+    _interp.InterpreterBuilder.create_barrier = _barrier_hook()
 
 
 def disable() -> None:
