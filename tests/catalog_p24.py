@@ -66,6 +66,12 @@ BUGS = [
         (("        ok = (rows[:, None] < G) & col_ok[None, :]", "        ok = (rows[:, None] < G - 1) & col_ok[None, :]", 1),),
         reasons=(("dgamma",), ("dbeta",)),
         misleading=("race", "still running")),
+    Bug("one_pass_variance", "backward",
+        (("rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)",
+          "rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / H - mean * mean + eps)", 1),),
+        reasons=(("mean near 1000",), ("dx",)),
+        misleading=("race", "lost", "Lock not held", "Lock released"),
+        notes="E[x²] − E[x]² in fp32: right for centred rows, digits cancel when the mean is 1000"),
 ]
 
 ALTERNATIVES = [

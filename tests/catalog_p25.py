@@ -37,6 +37,14 @@ BUGS = [
         misleading=("race", "out-of-bounds", "lost"),
         notes="adds its share to what the buffer held: the partial rows are scratch (torch.empty's, poisoned by "
               "the checker), not zeros; before the poison this failed or passed by the luck of the allocator"),
+    Bug("one_pass_variance", "backward",
+        (("        sum_sq = tl.sum(diff * diff, axis=1)\n", "        sum_sq = tl.sum(x * x, axis=1)\n", 1),
+         ("            sum_sq += tl.sum(t_diff * t_diff, axis=1)\n", "            sum_sq += tl.sum(t_x * t_x, axis=1)\n", 1),
+         ("        rstd = 1.0 / tl.sqrt(sum_sq / H + eps)\n",
+          "        rstd = 1.0 / tl.sqrt(sum_sq / H - mean * mean + eps)\n", 1)),
+        reasons=(("mean near 1000",), ("dx",)),
+        misleading=("race", "atomic", "out-of-bounds"),
+        notes="E[x²] − E[x]² in fp32, head and tail: right for centred rows, digits cancel when the mean is 1000"),
 ]
 
 ALTERNATIVES = [
