@@ -72,6 +72,11 @@ BUGS = [
         reasons=(("mean near 1000",), ("dx",)),
         misleading=("race", "lost", "Lock not held", "Lock released"),
         notes="E[x²] − E[x]² in fp32: right for centred rows, digits cancel when the mean is 1000"),
+    Bug("reduce_steps_by_block_cols", "backward",
+        (("    for start in range(0, G, BLOCK_G):", "    for start in range(0, G, BLOCK_COLS):", 1),),
+        reasons=(("dgamma",), ("dbeta",), ("M=64, H=24",)),
+        misleading=("race", "Lock not held", "out-of-bounds"),
+        notes="steps of 32 over blocks of 4 partial rows: with 16 groups, rows 4 to 15 are never added"),
 ]
 
 ALTERNATIVES = [

@@ -190,6 +190,7 @@ PUZZLE = puzzle(
            case(M=1, H=48, N=16),
            case(M=33, H=36, N=20, BLOCK_H=8),
            case(M=64, H=64, N=48, BLOCK_M=32, BLOCK_K=32, DB_ROWS_PER_PROGRAM=16),
+           case(M=40, H=40, N=36, BLOCK_K=32),  # each product's loop steps by BLOCK_K, unlike its tiles
            case("rows near 1000 (x = 1000 + randn): the product on uncentred x", M=24, H=40, N=20,
                 inputs={"x": randn("M H", mean=1000.0)}),
            case("mean far from 0 (x = -2.3 + 0.5 randn)", M=16, H=96, N=32,
