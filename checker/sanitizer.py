@@ -673,8 +673,9 @@ def enable(learner_files: Callable[[str], bool] = lambda f: True,
             setattr(_interp.InterpreterBuilder, name, _memory_hook(name, kind, ptr_pos, mask_pos, op))
     _originals[(_interp.GridExecutor, "__call__")] = _interp.GridExecutor.__call__
     _interp.GridExecutor.__call__ = _make_launch_hook()
-    _originals[(_interp.InterpreterBuilder, "create_barrier")] = _interp.InterpreterBuilder.create_barrier
-    _interp.InterpreterBuilder.create_barrier = _barrier_hook()
+    if hasattr(_interp.InterpreterBuilder, "create_barrier"):
+        _originals[(_interp.InterpreterBuilder, "create_barrier")] = _interp.InterpreterBuilder.create_barrier
+        _interp.InterpreterBuilder.create_barrier = _barrier_hook()
 
 
 def disable() -> None:
