@@ -3,26 +3,31 @@
 The interpreter runs a launch's programs one after another, so a lock is always free when a
 program asks for it: a compare-and-swap whose result is ignored, a spin that waits the wrong way,
 the count read before the lock is held, a release by plain store or without a barrier all give
-the right answer here and lose updates on a GPU. These checks make them visible. They switch on
-in a launch once one of its programs calls tl.atomic_cas (a launch that takes no lock is not
-touched), and see a lock as an address that a program swaps with tl.atomic_cas:
+the right answer here and lose updates on a GPU. These checks make them visible. A lock is a word
+that a program holding no lock swaps with tl.atomic_cas, or sets from 0 with tl.atomic_xchg and
+later swaps 0 back into (a test-and-set); under a lock, either operation is a flag (a count), not
+a lock. The checks switch on in a launch once it has a lock (a launch that takes none is not
+touched):
 
-* contention: the first tl.atomic_cas a program makes on an address, while it holds no lock,
-  fails, as if another program held the lock: it returns the value being swapped in (1, taken) and
-  leaves memory alone. A program that spins tries again and gets the lock; one that ignores the
-  result, or spins while the swap succeeds, goes on without it (then caught below);
+* contention: the first tl.atomic_cas a program makes on a lock, while it holds none, fails as if
+  another program held the lock: it returns the value being swapped in (1, taken) and leaves
+  memory alone. A program that spins tries again and gets the lock; one that ignores the result,
+  or spins while the swap succeeds, goes on without it (then caught below);
 * guarded state: the buffers the spec declares shared (declare.shared: the partial rows) and the
   words of the locks' tensor that are not locks (the count) may be touched only by a program that
-  holds a lock, and always under the same one;
+  holds a lock, and always under the same one; the lock itself is not data (a plain load of a
+  held lock reads 1, whatever the others did);
 * release: by an atomic exchange (or atomic store), never a plain store, and after a
   tl.debug_barrier() that follows the program's last plain store to guarded state.
 
-Each fault is a KernelFault of kind "lock" (cause "lock") with a message for the learner: what
+Each fault is a KernelFault of kind and cause "lock" with a message for the learner: what
 happened, in which program, on which line, and what to write instead. checker/sanitizer.py calls
-`before` ahead of every memory access it checks and `barrier` at every tl.debug_barrier.
+`before` ahead of every memory access it checks, `after` once an atomic has run (which also keeps
+its race check off accesses made under a lock), and `barrier` at every tl.debug_barrier.
 
-Known limit: a lock read with a plain tl.load before any program has swapped it (a
-test-and-test-and-set spin) is taken for guarded state; spin with tl.atomic_cas alone.
+Known limits: a lock read with a plain tl.load before any program has swapped it (a
+test-and-test-and-set spin) is taken for guarded state; a test-and-set lock is known only from
+the first program's release on, so that program's own accesses are not checked.
 """
 from __future__ import annotations
 
@@ -47,7 +52,7 @@ class _Program:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.refused: dict[int, tuple[str, int]] = {}   # lock address -> where its first swap was refused
+        self.refused: dict[int, tuple] = {}   # lock address -> (file, line, cmp, val) of its refused first swap
         self.released: Optional[tuple[str, int]] = None  # where it last released a lock
         self.unfenced: Optional[tuple[str, int, str]] = None  # last plain store to guarded state since a barrier
 
@@ -57,9 +62,12 @@ class _State:
 
     def __init__(self, launch: Any) -> None:
         self.launch = weakref.ref(launch)
-        self.locks: set[int] = set()            # addresses any program swapped with tl.atomic_cas
+        self.locks: set[int] = set()            # addresses taken as locks (checks are on once there is one)
         self.lock_buffers: set[int] = set()     # ids of the sanitizer buffers that hold a lock
         self.guard: dict[int, np.ndarray] = {}  # buffer id -> per element, the lock it is touched under (0: none yet)
+        # a word a program set from 0 by tl.atomic_xchg: a test-and-set lock once that program swaps 0
+        # back (a release), a count or a flag otherwise. word -> the program that set it
+        self.candidates: dict[int, int] = {}
         self.program = _Program(-1)
 
 
@@ -74,6 +82,18 @@ def _state_of(launch: Any, create: bool) -> Optional[_State]:
         _state = _State(launch)
         return _state
     return None
+
+
+def _active(launch: Any) -> Optional[_State]:
+    """The launch's lock state once it has a lock, else None."""
+    state = _state_of(launch, create=False)
+    return state if state is not None and state.locks else None
+
+
+def _add_lock(state: _State, launch: Any, addr: int) -> None:
+    if addr not in state.locks:
+        state.locks.add(addr)
+        state.lock_buffers.add(id(launch.buffer_of(addr)))
 
 
 def _program(state: _State, launch: Any, builder: Any) -> _Program:
@@ -91,28 +111,34 @@ def before(launch: Any, builder: Any, op: str, kind: str, args: tuple, kwargs: d
     """Called before each memory access of a sanitized launch (op: the interpreter builder's method).
     Returns a result to use instead of running a tl.atomic_cas (a refused swap), else None;
     raises KernelFault when the access breaks the lock protocol. Free for launches without locks."""
-    if op == "create_atomic_cas":
-        state = _state_of(launch, create=True)
-    else:
-        state = _state_of(launch, create=False)
-        if state is None:
-            return None
+    state = _active(launch)
+    if state is None and op != _CAS:
+        return None
     from checker.sanitizer import _active_addresses
     addrs = _active_addresses(ptr, mask)
     if addrs.size == 0:
         return None
-    if op == "create_atomic_cas":
-        return _compare_and_swap(state, launch, builder, args, kwargs, addrs)
-    is_release = op == "create_atomic_store" or (
-        op == "create_atomic_rmw" and (args[0] if args else kwargs.get("rmwOp")) == _interp._ir.ATOMIC_OP.XCHG)
-    program = _program(state, launch, builder)
+    launch.program(builder)  # a new program holds no lock yet
     held = launch.locks
+    written = _exchanged(op, args, kwargs)
+    attempt = _is_attempt(op, written, addrs, held, state, launch)
+    if state is None:
+        state = _state_of(launch, create=True)  # a first tl.atomic_cas: the checks start
+    program = _program(state, launch, builder)
+    if attempt:
+        for addr in addrs.tolist():
+            _add_lock(state, launch, addr)
+        if op == _CAS and all(_inside(launch, a) for a in addrs.tolist()):
+            return _refuse_once(program, args, kwargs, addrs)
+        return None  # the sanitizer's bounds check comes next
     on_locks = np.isin(addrs, np.fromiter(state.locks, dtype=addrs.dtype, count=len(state.locks)))
     if on_locks.any():
         lock = int(addrs[on_locks][0])
         if kind == STORE:
             raise _fault_plain_release(launch, builder, lock, held)
-        if is_release and lock in held:
+        if kind == LOAD and lock in held:
+            raise _fault_reads_its_lock(launch, builder, lock)
+        if _is_release(op, written) and lock in held:
             if program.unfenced is not None:
                 raise _fault_unfenced(launch, builder, lock, program.unfenced)
             program.released = _site()
@@ -129,30 +155,91 @@ def before(launch: Any, builder: Any, op: str, kind: str, args: tuple, kwargs: d
     return None
 
 
+def after(launch: Any, op: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, result: Any) -> None:
+    """Follow the locks once an atomic has run: a won attempt takes the lock, an exchange of 0 or an
+    atomic store releases it (the sanitizer leaves accesses under a lock out of its race check)."""
+    written = _exchanged(op, args, kwargs)
+    if op != _CAS and op != "create_atomic_store" and written is None:
+        return
+    from checker.sanitizer import _active_addresses
+    addrs = _active_addresses(ptr, mask)
+    state = _active(launch)
+    if _is_attempt(op, written, addrs, launch.locks, state, launch):
+        old = np.broadcast_to(np.asarray(result.data), addrs.shape)
+        free = np.asarray(_operand(args, kwargs, 1, "cmp").data) if op == _CAS else 0
+        launch.locks.update(int(a) for a in addrs[np.broadcast_to(old == free, addrs.shape)])
+    elif _is_set(written, addrs, launch.locks):  # maybe a test-and-set on a word not known as a lock
+        if int(np.asarray(result.data).flat[0]) == 0:
+            _state_of(launch, create=True).candidates[int(addrs[0])] = launch.pid
+    elif _is_release(op, written):
+        pending = _state_of(launch, create=False)
+        for addr in addrs.tolist():
+            if pending is not None and pending.candidates.get(addr) == launch.pid:
+                _add_lock(pending, launch, addr)  # set from 0, then swapped back: a test-and-set lock
+        launch.locks.difference_update(int(a) for a in addrs)
+
+
 def barrier(launch: Any, builder: Any) -> None:
     """tl.debug_barrier(): the program's stores so far are visible to all its threads."""
-    state = _state_of(launch, create=False)
+    state = _active(launch)
     if state is not None:
         _program(state, launch, builder).unfenced = None
 
 
-def _compare_and_swap(state: _State, launch: Any, builder: Any, args: tuple, kwargs: dict,
-                      addrs: np.ndarray) -> Any:
-    program = _program(state, launch, builder)
-    for addr in addrs.tolist():
-        if addr not in state.locks:
-            state.locks.add(addr)
-            state.lock_buffers.add(id(launch.buffer_of(addr)))
+_CAS = "create_atomic_cas"
+
+
+def _operand(args: tuple, kwargs: dict, pos: int, name: str) -> Any:
+    return args[pos] if len(args) > pos else kwargs[name]
+
+
+def _exchanged(op: str, args: tuple, kwargs: dict) -> Optional[np.ndarray]:
+    """The values a tl.atomic_xchg writes (None for any other operation)."""
+    if op != "create_atomic_rmw" or _operand(args, kwargs, 0, "rmwOp") != _interp._ir.ATOMIC_OP.XCHG:
+        return None
+    return np.asarray(_operand(args, kwargs, 2, "val").data)
+
+
+def _is_set(written: Optional[np.ndarray], addrs: np.ndarray, held: set) -> bool:
+    """tl.atomic_xchg of a non-zero integer into one word, by a program that holds no lock."""
+    return (not held and written is not None and addrs.size == 1 and np.issubdtype(written.dtype, np.integer)
+            and bool(np.all(written != 0)))
+
+
+def _is_attempt(op: str, written: Optional[np.ndarray], addrs: np.ndarray, held: set, state: Optional[_State],
+                launch: Any) -> bool:
+    """An attempt to take a lock by a program that holds none: a tl.atomic_cas, or a test-and-set
+    (tl.atomic_xchg of a non-zero integer) next to a known lock. Under a lock, either is a flag."""
+    if held:
+        return False
+    if op == _CAS:
+        return True
+    return (state is not None and _is_set(written, addrs, held)
+            and id(launch.buffer_of(int(addrs[0]))) in state.lock_buffers)
+
+
+def _is_release(op: str, written: Optional[np.ndarray]) -> bool:
+    """tl.atomic_xchg(lock, 0) or tl.atomic_store: how a lock goes back."""
+    return op == "create_atomic_store" or (written is not None and bool(np.all(written == 0)))
+
+
+def _refuse_once(program: _Program, args: tuple, kwargs: dict, addrs: np.ndarray) -> Any:
+    """The program's first tl.atomic_cas on a lock fails, as if another program held it: the swap
+    returns a value other than `cmp` (the `val` another program swapped in) and writes nothing."""
     fresh = [a for a in addrs.tolist() if a not in program.refused]
-    if launch.locks or not fresh:
-        return None  # under a lock a swap is a flag, not an acquire; and each lock is refused once
-    for addr in fresh:
-        program.refused[addr] = _site()
-    cmp = args[1] if len(args) > 1 else kwargs["cmp"]
-    val = args[2] if len(args) > 2 else kwargs["val"]
+    if not fresh:
+        return None
+    cmp, val = _operand(args, kwargs, 1, "cmp"), _operand(args, kwargs, 2, "val")
     c, v = np.asarray(cmp.data), np.asarray(val.data)
-    taken = np.where(v != c, v, c + 1).astype(c.dtype)  # what another program's swap left there
+    for addr in fresh:
+        program.refused[addr] = (*_site(), int(c.flat[0]), int(v.flat[0]))
+    taken = np.where(v != c, v, c + 1).astype(c.dtype)
     return _interp.TensorHandle(taken, getattr(cmp.dtype, "scalar", cmp.dtype))
+
+
+def _inside(launch: Any, addr: int) -> bool:
+    """Whether an address lies in one of the launch's tensor arguments."""
+    return any(v.start <= addr < v.end for v in launch.buffer_of(addr).views)
 
 
 def _guarded(state: _State, launch: Any, addrs: np.ndarray) -> np.ndarray:
@@ -241,10 +328,8 @@ def _guarded_text(launch: Any, addr: int) -> str:
 def _fault(builder: Any, launch: Any, addr: int, lines: list[str]) -> Exception:
     from checker.sanitizer import KernelFault
     filename, lineno = _site()
-    fault = KernelFault("lock", tuple(int(i) for i in builder.grid_idx), filename, lineno,
-                        _name_of(launch, addr)[0], "\n".join(lines))
-    fault.cause = "lock"  # the hint's cause class (checker/hints.py)
-    return fault
+    return KernelFault("lock", tuple(int(i) for i in builder.grid_idx), filename, lineno,
+                       _name_of(launch, addr)[0], "\n".join(lines), cause="lock")
 
 
 _VERBS = {LOAD: "reads", STORE: "stores to", ATOMIC: "updates"}
@@ -257,9 +342,15 @@ def _fault_unlocked(launch: Any, builder: Any, addr: int, kind: str, program: _P
         why = [f"It released its lock before this, at {_where(program.released)}",
                "Every access to the group's shared state (the partial rows, the count) belongs between "
                "taking the lock and releasing it: move the release after the last of them."]
+    elif program.refused and next(iter(program.refused.values()))[2:] not in ((0, 1),):
+        lock, (filename, lineno, cmp, val) = next(iter(program.refused.items()))
+        why = [f"Its tl.atomic_cas on {_element(launch, lock)} at {_where((filename, lineno))}",
+               f"swaps {val} in where it finds {cmp}: a free lock holds 0, so this swap never takes one "
+               f"(tl.atomic_cas(ptr, cmp, val) writes val only where the word equals cmp).",
+               "Fix: swap 0 (free) for 1 (taken), and spin until the swap succeeds:", _SPIN]
     elif program.refused:
-        lock, site = next(iter(program.refused.items()))
-        why = [f"Its tl.atomic_cas on {_element(launch, lock)} at {_where(site)}",
+        lock, (filename, lineno, _, _) = next(iter(program.refused.items()))
+        why = [f"Its tl.atomic_cas on {_element(launch, lock)} at {_where((filename, lineno))}",
                "found the lock taken: the checker makes a program's first attempt fail, as it does on a GPU "
                "while another program of the group holds the lock. This program went on without the lock: "
                "is the result of tl.atomic_cas ignored, or does the loop spin while the swap succeeds "
@@ -287,6 +378,16 @@ def _fault_plain_release(launch: Any, builder: Any, lock: int, held: set) -> Exc
         "A plain store is not atomic, and on a GPU nothing orders it after the program's other stores: "
         "the next program can find the lock free before this program's partial row has landed.",
         "Fix: release with an atomic exchange, after a barrier:", _RELEASE])
+
+
+def _fault_reads_its_lock(launch: Any, builder: Any, lock: int) -> Exception:
+    pid = _pid(builder)
+    return _fault(builder, launch, lock, [
+        f"A lock read as data: program {pid} loads {_element(launch, lock)}, the lock it holds, at "
+        f"{_where(_site())}",
+        "While this program holds the lock the word is 1, whatever the other programs did: a value kept "
+        "there (a count, a flag) is lost to the lock. Is this meant to be another word? In this puzzle "
+        "the group's count sits next to the locks, at locks_ptr + G + group."])
 
 
 def _fault_unfenced(launch: Any, builder: Any, lock: int, store: tuple[str, int, str]) -> Exception:

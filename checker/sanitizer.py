@@ -762,13 +762,8 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
 
 
 def _after(name: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, result: Any) -> None:
-    """Follow locks: a successful atomic_cas takes one, an atomic exchange or store releases it."""
-    if name == "create_atomic_cas":
-        won = np.broadcast_to(_data(result) == _data(_arg(args, kwargs, 1, "cmp")), np.shape(_data(ptr)))
-        _launch.locks.update(int(a) for a in _data(ptr)[won])
-    elif _launch.locks and (name == "create_atomic_store" or (
-            name == "create_atomic_rmw" and _arg(args, kwargs, 0, "rmwOp") == _interp._ir.ATOMIC_OP.XCHG)):
-        _launch.locks.difference_update(int(a) for a in _active_addresses(ptr, mask))
+    """Follow locks (checker/locks.py): accesses under one are left out of the race check."""
+    locks.after(_launch, name, args, kwargs, ptr, mask, result)
 
 
 def _barrier_hook() -> Callable:

@@ -19,15 +19,20 @@ BLOCK, G, ROWS = 8, 2, 6
 @triton.jit
 def grouped_sum(x_ptr, part_ptr, locks_ptr, G: tl.constexpr, BLOCK: tl.constexpr, SPIN: tl.constexpr,
                 COUNT_FIRST: tl.constexpr, BARRIER: tl.constexpr, PLAIN_RELEASE: tl.constexpr,
-                OTHER_LOCK: tl.constexpr, TOUCH_AFTER: tl.constexpr, COUNT_BY_CAS: tl.constexpr):
+                OTHER_LOCK: tl.constexpr, TOUCH_AFTER: tl.constexpr, COUNT_BY_CAS: tl.constexpr,
+                COUNT_IS_LOCK: tl.constexpr):
     """Row r adds into partial row r % G under that group's lock; locks[G + g] counts the writers.
-    SPIN: 1 spins while the swap fails (right), 0 ignores its result, 2 spins while it succeeds."""
+    SPIN: 1 spins while the swap fails (right), 0 ignores its result, 2 spins while it succeeds,
+    3 swaps the arguments (1 for 0), 4 takes the lock by test-and-set (tl.atomic_xchg, right)."""
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * BLOCK + cols)
     group = row % G
     partial = part_ptr + group * BLOCK + cols
-    count = locks_ptr + G + group
+    if COUNT_IS_LOCK:
+        count = locks_ptr + group
+    else:
+        count = locks_ptr + G + group
     if OTHER_LOCK:
         lock = locks_ptr + (group + row // G) % G  # rows of one group take different locks
     else:
@@ -39,8 +44,14 @@ def grouped_sum(x_ptr, part_ptr, locks_ptr, G: tl.constexpr, BLOCK: tl.constexpr
             pass
     elif SPIN == 0:
         tl.atomic_cas(lock, 0, 1)
-    else:
+    elif SPIN == 2:
         while tl.atomic_cas(lock, 0, 1) == 0:
+            pass
+    elif SPIN == 3:
+        while tl.atomic_cas(lock, 1, 0) == 1:
+            pass
+    else:
+        while tl.atomic_xchg(lock, 1) == 1:
             pass
     if COUNT_BY_CAS:
         first = tl.atomic_cas(count, 0, 1) == 0  # a flag under the lock: the swap is not an acquire
@@ -63,7 +74,7 @@ def grouped_sum(x_ptr, part_ptr, locks_ptr, G: tl.constexpr, BLOCK: tl.constexpr
 
 
 RIGHT = dict(SPIN=1, COUNT_FIRST=False, BARRIER=True, PLAIN_RELEASE=False, OTHER_LOCK=False, TOUCH_AFTER=False,
-             COUNT_BY_CAS=False)
+             COUNT_BY_CAS=False, COUNT_IS_LOCK=False)
 
 
 @pytest.fixture
@@ -72,7 +83,7 @@ def checked():
         yield
 
 
-def run(**changes):
+def run(right_sums: bool = True, **changes):
     """Launch with the partial rows declared shared, as puzzle 24's spec does; the sums."""
     x = torch.randn(ROWS, BLOCK)
     part = torch.full((G, BLOCK), float("nan"))
@@ -82,7 +93,8 @@ def run(**changes):
         grouped_sum[(ROWS,)](x, part, locks, G=G, BLOCK=BLOCK, **{**RIGHT, **changes})
     finally:
         sanitizer.expect_shared([])
-    assert torch.allclose(part, x.view(-1, G, BLOCK).sum(0), atol=1e-6)  # the values alone look right
+    if right_sums:  # the values alone look right
+        assert torch.allclose(part, x.view(-1, G, BLOCK).sum(0), atol=1e-6)
     return locks
 
 
@@ -100,6 +112,29 @@ def test_the_right_protocol_passes_and_releases_every_lock(checked):
 
 def test_a_flag_swapped_under_the_lock_is_not_refused(checked):
     run(COUNT_BY_CAS=True)
+
+
+def test_a_lock_taken_by_test_and_set_is_followed(checked):
+    # tl.atomic_xchg(lock, 1) returning 0 takes the lock as a successful swap does: no race reported
+    locks = run(SPIN=4)
+    assert locks[:G].tolist() == [0] * G
+
+
+def test_a_test_and_set_lock_is_checked_once_a_release_shows_it(checked):
+    # program 0's swap of 0 back makes its word a lock; from program 1 on, the checks apply
+    fault = fault_of(SPIN=4, BARRIER=False)
+    assert fault.program_id == (1, 0, 0) and "Lock released before the stores it guards" in str(fault)
+
+
+def test_swapped_arguments_never_take_the_lock(checked):
+    text = str(fault_of(SPIN=3))
+    assert "swaps 0 in where it finds 1: a free lock holds 0" in text and "found the lock taken" not in text
+
+
+def test_the_count_kept_in_the_lock_itself(checked):
+    with pytest.raises(KernelFault) as info:
+        run(right_sums=False, COUNT_IS_LOCK=True)
+    assert info.value.kind == "lock" and "A lock read as data" in str(info.value)
 
 
 def test_an_ignored_swap_goes_on_without_the_lock(checked):
@@ -163,6 +198,6 @@ def test_launches_without_locks_are_left_alone(checked):
 
 def test_without_the_sanitizer_every_bug_passes():
     """The hole these checks close: the plain interpreter gives each of them the right sums."""
-    for changes in ({"SPIN": 0}, {"SPIN": 2}, {"COUNT_FIRST": True}, {"PLAIN_RELEASE": True}, {"BARRIER": False},
+    for changes in ({"SPIN": 0}, {"SPIN": 2}, {"SPIN": 3}, {"COUNT_FIRST": True}, {"PLAIN_RELEASE": True}, {"BARRIER": False},
                     {"OTHER_LOCK": True}, {"TOUCH_AFTER": True}):
         run(**changes)
