@@ -320,9 +320,13 @@ def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tu
         if width and 0 < g // unit < width:
             moved = g // unit
             words = "elements" if unit == 1 and len(block) == 1 else ("columns" if unit == 1 else "rows")
-            return Finding(f"tl.program_id({axis}) moves this access by {moved}{name_of(moved, scalars)} {words}, "
-                           f"but each block is {width}{name_of(width, scalars)} {words} wide: neighbouring programs' "
-                           f"blocks overlap. Program p's block starts at p * {width}.", "address")
+            text = (f"tl.program_id({axis}) moves this access by {moved}{name_of(moved, scalars)} {words}, "
+                    f"but each block is {width}{name_of(width, scalars)} {words} wide: neighbouring programs' "
+                    f"blocks overlap. Program p's block starts at p * {width}.")
+            if scalars and moved not in scalars.values():
+                return Finding(text + f" {moved} is none of the sizes the kernel was given: is it hard-coded?", "",
+                               ("address", "hardcoded"))
+            return Finding(text, "address")
     return None
 
 
@@ -387,6 +391,33 @@ def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[st
                    "", ("hardcoded", "mask"))
 
 
+def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, steps: tuple[Optional[int], ...],
+                      scalars: dict[str, int]) -> Optional[Finding]:
+    """The mask switches lanes off, but at a bound none of the kernel's sizes explains (rows < 10
+    where M is 1): the bound was written into the kernel."""
+    if not scalars or None in steps or offsets.ndim == 0:
+        return None
+    active = np.broadcast_to(active, offsets.shape)
+    if active.all() or not active.any():
+        return None
+    origin = int(offsets.flat[0])
+    rows_apart = layout.row_stride()
+    for axis, step in enumerate(steps):
+        lanes = active.any(axis=tuple(a for a in range(offsets.ndim) if a != axis))
+        extent = int(np.nonzero(lanes)[0].max()) + 1
+        if extent == offsets.shape[axis] or not step:
+            continue
+        start = origin // step if step == rows_apart and rows_apart else origin % rows_apart if rows_apart and step == 1 \
+            else origin // step
+        bound = start + extent
+        if bound not in scalars.values():
+            return Finding(f"The mask lets lanes through up to index {bound - 1} along this block's "
+                           f"{'rows' if offsets.ndim > 1 and axis == 0 else 'lanes'}, a bound of {bound}, and {bound} is "
+                           f"none of the sizes the kernel was given: is the mask's bound hard-coded? It must compare "
+                           f"with this tensor's size.", "", ("mask", "hardcoded"))
+    return None
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None) -> Finding:
@@ -404,6 +435,9 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
                or _literal_width_finding(layout, offsets, scalars))
     if finding is not None:
         return finding
+    bound = _hard_coded_bound(layout, offsets, active, steps, scalars)
+    if bound is not None:
+        return bound
     if None in steps and offsets.ndim >= 1 and offsets.size > 1:
         # a gather: the lanes do not follow one stride, so their addresses cannot be checked here
         return Finding("These lanes' offsets do not follow one stride (a gather?), so the checker cannot tell a "

@@ -493,14 +493,16 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
 # Each says what the failing cases share and asks the questions that kind of failure raises,
 # without assuming one design: the checker fixes the grid, so none of them asks about the grid.
 GENERIC_SUMMARIES = {
-    "non_pow2": ("only the cases whose sizes are not powers of two fail: does a mask compare with the size "
-                 "(offsets < N) rather than the block size, and do the padded lanes stay out of every sum?",
-                 ("mask", "fill")),
+    "non_pow2": ("only the cases whose sizes are not powers of two fail: does every mask compare with the size "
+                 "(offsets < N) rather than the block size, does every count or mean divide by the size, and do the "
+                 "padded lanes stay out of every sum?", ("mask", "fill", "formula")),
     "tail": ("only the cases whose last block sticks out past the end fail: is that block's mask right (offsets "
              "< N), and do its padded lanes load a value that leaves the result alone?", ("mask", "fill", "loop")),
-    "wide": ("only the cases larger than one block fail: look at what happens past the first block. Does each "
-             "program move to its own block (pid * BLOCK), or each loop cover every block (its bounds, its step, "
-             "and what it carries from one block to the next)?", ("address", "loop", "accumulate")),
+    "wide": ("only the cases larger than one block fail: look at what changes from one block to the next. Does "
+             "each program move to its own block (pid * BLOCK); does each loop cover every block (its bounds from "
+             "the size arguments, its step); does it carry its sums from one block to the next; and are the "
+             "blocks' results combined as the formula says?", ("address", "loop", "accumulate", "formula",
+                                                                "hardcoded")),
 }
 
 

@@ -465,7 +465,7 @@ def _check(builder: Any, ptr: Any, mask: Any, kind: str, op: str) -> None:
                 buf.written = True
             buf.kinds.add(kind)
             _record_site(launch, view, ptr, builder, addrs.size)
-            if kind == LOAD and buf.watch_poison is not None:
+            if kind != STORE and buf.watch_poison is not None:  # a load, or an atomic's read of the old value
                 _note_poison_read(launch, buf, view, addrs)
             if not launch.locks:
                 _track(launch, buf, addrs, kind, pid, builder, op, ptr)
@@ -707,7 +707,8 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
                                                                                lanes.shape)
         finding = addresses.overlapping_writes(view.layout(), lanes, site, pid, launch.grid, launch.scalars)
         if finding is not None:
-            fix, cause = f"Each element of `{view.name}` belongs to exactly one program. {finding.text}", finding.cause
+            fix = f"Each element of `{view.name}` belongs to exactly one program. {finding.text}"
+            cause, candidates = finding.cause, finding.candidates
         else:
             cause, candidates = "", ("address", "mask")
             fix = (f"Each element of `{view.name}` belongs to exactly one program, so two programs reaching it "

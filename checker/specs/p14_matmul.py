@@ -56,7 +56,7 @@ PUZZLE = puzzle(
                               != -(-c.sizes["N"] // c.params["BLOCK_N"]), candidates=("address",)),
                SummaryPattern("only the cases whose K takes more than one BLOCK_K step fail: does the loop "
                               "walk all of K, adding each step's tl.dot into one accumulator created before "
-                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("loop", "accumulate"))],
+                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("loop", "accumulate", "hardcoded"))],
     hints={"wide": "only the cases larger than one block fail: does each program take its own tile of C (rows from "
                    "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?"},
     cases=[case(M=20, N=40, K=36, documented=True), case(M=32, N=32, K=32), case(M=32, N=64, K=16),

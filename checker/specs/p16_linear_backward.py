@@ -40,7 +40,7 @@ PUZZLE = puzzle(
                       "unlike the forward pass).", dx_w_read_transposed)],
     summaries=[SummaryPattern("only the cases with more rows than one BLOCK_M fail: each program must walk all "
                               "M rows (range(0, M, BLOCK_M)), adding every step into its tile.",
-                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("loop", "accumulate")),
+                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("loop", "accumulate", "hardcoded")),
                SummaryPattern("only the cases with more than one tile along K fail: do the K offsets come from "
                               "tl.program_id(1), and is each element stored by exactly one program (db by the "
                               "programs with tl.program_id(1) == 0 alone)?",

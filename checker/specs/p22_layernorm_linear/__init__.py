@@ -313,8 +313,9 @@ PUZZLE = Puzzle(
                        "(cols < H, not cols < BLOCK_H) and keep padded lanes out of sums.",
                        lambda c: "non_pow2" in c.tags, candidates=("mask", "fill")),
         SummaryPattern("only rows wider than one block fail: loop over the row in BLOCK_H chunks "
-                       "(for start in range(0, H, BLOCK_H)) in every pass, statistics included.",
-                       lambda c: "wide" in c.tags, candidates=("loop",)),
+                       "(for start in range(0, H, BLOCK_H)) in every pass, statistics included, each sum carried from one "
+                       "chunk to the next.",
+                       lambda c: "wide" in c.tags, candidates=("loop", "accumulate")),
         SummaryPattern("only cases whose mean is far from 0 compared with their spread fail: "
                        "mean(x^2) - mean(x)^2 cancels catastrophically in fp32; compute the variance as "
                        "mean((x - mean)^2) in a second pass.",
