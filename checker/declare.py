@@ -194,6 +194,21 @@ def variant(name: str, cause: str, hint: str, compute: Callable[..., Mapping[str
     return Variant(name, cause, hint, compute)
 
 
+def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
+    """In a launch: a buffer the kernels pass results through (partial rows, saved statistics),
+    made like torch.empty on `like`'s device (dtype: `like`'s unless given), but filled with the
+    checker's poison, a NaN no arithmetic makes, as the outputs are. torch.empty's memory is often
+    zeros on a fresh CPU allocation and garbage on a GPU, so a kernel that adds into a buffer it
+    never cleared would pass or fail by luck; poisoned, it fails on both backends, every time."""
+    import torch
+    from checker.runcase import poison
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
+    if buffer.is_floating_point():
+        poison(buffer)
+    return buffer
+
+
 def shared(*tensors) -> None:
     """In a launch: these scratch buffers are added into by several programs on purpose (partial
     rows under locks, say). The interpreter's race check then asks for atomics or locks there, not
