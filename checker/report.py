@@ -110,7 +110,7 @@ def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
         lines.append(f"{pad}at {error['where']}{code}")
     if verbose and error.get("traceback"):
         lines += [f"{pad}{line}" for line in error["traceback"].rstrip().split("\n")]
-    elif error.get("traceback") and error["kind"] not in ("not_implemented", "out_of_bounds", "race"):
+    elif error.get("traceback") and error["kind"] not in ("not_implemented", "out_of_bounds", "race", "lock"):
         lines.append(f"{pad}(the full traceback: --verbose)")
     return lines
 

@@ -48,6 +48,9 @@ def cases() -> list[Case]:
         _case("H=5120: five full blocks of 1024, not a power of two", (2, 5120), 8),
         _case("one row", (1, 100), 7),
         _case("37 rows: no block size divides them", (37, 48), 40, tiles={"block_n": 32}),
+        # an up-projection: the outputs span more blocks than the features, so a loop over the
+        # outputs bounded by H is caught
+        _case("more outputs than features (N=40 > H=16)", (3, 16), 40),
         _case("mean far from 0 (-2.3 + 0.5*randn)", (3, 5, 96), 16, recipe="far_mean"),
         _case("mean near 1000 (1000 + randn)", (4, 200), 16, recipe="mean_1000", tags=("cancellation",)),
         _case("tiny variance (3 + 0.003*randn): eps matters", (4, 64), 8, recipe="tiny_var",
