@@ -275,10 +275,15 @@ class DeclaredPuzzle:
         self.cases = self._build_cases()
 
     # -- cases --------------------------------------------------------------------------------
-    def _block_of(self, size: str, params: Mapping[str, Any]) -> int | None:
+    def _block_name(self, size: str, params: Mapping[str, Any]) -> str | None:
+        """The parameter that blocks a size (BLOCK_N blocks N, or what `blocks` says)."""
         name = self.blocks.get(size) or (f"BLOCK_{size}" if f"BLOCK_{size}" in params else None)
         if name is None and "BLOCK" in params and len(self.size_names) == 1:
             name = "BLOCK"
+        return name
+
+    def _block_of(self, size: str, params: Mapping[str, Any]) -> int | None:
+        name = self._block_name(size, params)
         value = params.get(name) if name else None
         return value if isinstance(value, int) else None
 
@@ -304,7 +309,8 @@ class DeclaredPuzzle:
                     tags.add("single")
                 if block and n > block:
                     tags.update(("wide", f"wide_{size}"))  # wide_N: summary patterns per dimension
-                    notes.append(f"{size} wider than its block ({block})")
+                    # named by the parameter: a puzzle's parts may block the size differently
+                    notes.append(f"{size} wider than {self._block_name(size, params)} ({block})")
                 if block and n % block:
                     tags.add("tail")
             if decl.inputs:

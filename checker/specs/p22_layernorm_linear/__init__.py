@@ -294,7 +294,7 @@ PUZZLE = Puzzle(
     tolerance=tolerance,
     patterns=(
         Pattern("jacobian_diagonal", cause="formula", hint=
-                "dx matches the element-wise 'Jacobian diagonal' formula dy*gamma*rstd*(1 - 1/H - x_hat^2/H): "
+                "dx matches the element-wise 'Jacobian diagonal' formula dz*gamma*rstd*(1 - 1/H - x_hat^2/H): "
                 "the mean and variance cross terms are missing. Every x in the row moves mean and variance, "
                 "so dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = dz * gamma."),
         Pattern("unbiased_variance", cause="formula", hint=
