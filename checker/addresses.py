@@ -262,7 +262,7 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
         swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
                 f"{grid[others[0]]}." if len(axes) == 2 and grid[axes[0]] != grid[axes[1]] else "")
         text = f"The addresses themselves are wrong: {named}, {problem}.{swap}"
-        if scalars and not any(v > 1 and g % v == 0 for v in scalars.values()):
+        if scalars and g > 1 and not any(v > 1 and g % v == 0 for v in scalars.values()):
             # a move that no argument of the kernel (nor a multiple of one) explains was written into it
             return Finding(text + f" {g} is none of the sizes the kernel was given, nor a multiple of one: is a size "
                                   f"hard-coded?", "", ("address", "hardcoded"))
@@ -323,7 +323,7 @@ def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tu
             text = (f"tl.program_id({axis}) moves this access by {moved}{name_of(moved, scalars)} {words}, "
                     f"but each block is {width}{name_of(width, scalars)} {words} wide: neighbouring programs' "
                     f"blocks overlap. Program p's block starts at p * {width}.")
-            if scalars and moved not in scalars.values():
+            if scalars and moved > 1 and moved not in scalars.values():
                 return Finding(text + f" {moved} is none of the sizes the kernel was given: is it hard-coded?", "",
                                ("address", "hardcoded"))
             return Finding(text, "address")

@@ -6,6 +6,7 @@ could not run as asked (usage, a missing or unreadable notebook, a spec error, n
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from pathlib import Path
@@ -43,8 +44,21 @@ def _count(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """One line for a mistyped option, with the likeliest meant one, instead of every flag."""
+
+    def error(self, message: str):
+        unknown = [word for word in message.replace(",", " ").split() if word.startswith("--")]
+        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for word in unknown:
+            close = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]}?)"
+        self.exit(2, f"{self.prog}: {message}\n(python -m checker --help lists the options)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m checker", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
         description=("Check a puzzle's kernels against PyTorch autograd. Reads the saved notebook "
                      "puzzles/pNN_*.ipynb (cells tagged 'kernel'); never writes to it."))
@@ -177,19 +191,40 @@ def _check_all(args) -> int:
                            seed=args.seed, sanitize=not args.no_sanitize, write=lambda line: None,
                            shards=args.workers)
         entries.append(report_entry(puzzle, str(path), report))
-        for part in report.parts:
+        order = [p.name for p in puzzle.parts]  # the puzzle's order, whichever part reported first
+        title_width = max(len(p.title) for p in puzzle.parts)
+        for part in sorted(report.parts, key=lambda p: order.index(p["part"])):
             mark = "✅" if part["passed"] else "❌"
             detail = f"{part['correct']}/{part['cases']} cases" if part["cases"] else part["problem"]
             if part["cases"] and part["problem"]:
                 detail += f"; {part['problem']}"
-            _say(f"      {part['title']:<40} {part['backend']:<24} {mark} {detail}")
+            _say(f"      {part['title']:<{title_width}}  {part['backend']:<24} {mark} {detail}")
         everything_ok &= report.passed
     if args.json:
         print(json.dumps(_json_report(entries), indent=1))
     return EXIT_PASS if everything_ok else EXIT_FAIL
 
 
+def _other_puzzles_notebook(puzzle: Puzzle, source) -> Puzzle | None:
+    """The puzzle whose kernels this notebook defines, when it defines none of `puzzle`'s."""
+    import re
+    defined = set(re.findall(r"^[ \t]*def[ \t]+(\w+)", source.text, re.M))
+    if defined & set(puzzle.kernel_names):
+        return None
+    return next((p for p in registry.all_puzzles() if defined & set(p.kernel_names)), None)
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        from checker.runner import kill_live_workers
+        kill_live_workers()
+        print("\nInterrupted: the check stopped, and nothing was written.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = _parser()
     _add_part_flags(parser)
     args = parser.parse_args(argv)
@@ -235,6 +270,12 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"puzzle": puzzle.key, "date": time.strftime("%Y-%m-%d"),
                               "rows": [asdict(r) for r in rows]}, indent=1))
         return status
+    other = _other_puzzles_notebook(puzzle, source) if not args.solution else None
+    if other is not None:
+        print(f"{source.origin} defines the kernels of puzzle {other.number} ({other.title}), not of "
+              f"{puzzle.key}: check it with `python -m checker {other.key} --notebook {args.notebook}`, or give "
+              f"{puzzle.key}'s own notebook.", file=sys.stderr)
+        return EXIT_USAGE
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
                        sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)

@@ -200,6 +200,21 @@ def variant(name: str, cause: str, hint: str, compute: Callable[..., Mapping[str
     return Variant(name, cause, hint, compute)
 
 
+def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
+    """In a launch: a buffer the kernels pass results through (partial rows, saved statistics),
+    made like torch.empty on `like`'s device (dtype: `like`'s unless given), but filled with the
+    checker's poison, a NaN no arithmetic makes, as the outputs are. torch.empty's memory is often
+    zeros on a fresh CPU allocation and garbage on a GPU, so a kernel that adds into a buffer it
+    never cleared would pass or fail by luck; poisoned, it fails on both backends, every time."""
+    import torch
+    from checker.runcase import poison
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
+    if buffer.is_floating_point():
+        poison(buffer)
+    return buffer
+
+
 def shared(*tensors) -> None:
     """In a launch: these scratch buffers are added into by several programs on purpose (partial
     rows under locks, say). The interpreter's race check then asks for atomics or locks there, not
@@ -266,10 +281,15 @@ class DeclaredPuzzle:
         self.cases = self._build_cases()
 
     # -- cases --------------------------------------------------------------------------------
-    def _block_of(self, size: str, params: Mapping[str, Any]) -> int | None:
+    def _block_name(self, size: str, params: Mapping[str, Any]) -> str | None:
+        """The parameter that blocks a size (BLOCK_N blocks N, or what `blocks` says)."""
         name = self.blocks.get(size) or (f"BLOCK_{size}" if f"BLOCK_{size}" in params else None)
         if name is None and "BLOCK" in params and len(self.size_names) == 1:
             name = "BLOCK"
+        return name
+
+    def _block_of(self, size: str, params: Mapping[str, Any]) -> int | None:
+        name = self._block_name(size, params)
         value = params.get(name) if name else None
         return value if isinstance(value, int) else None
 
@@ -295,7 +315,8 @@ class DeclaredPuzzle:
                     tags.add("single")
                 if block and n > block:
                     tags.update(("wide", f"wide_{size}"))  # wide_N: summary patterns per dimension
-                    notes.append(f"{size} wider than its block ({block})")
+                    # named by the parameter: a puzzle's parts may block the size differently
+                    notes.append(f"{size} wider than {self._block_name(size, params)} ({block})")
                 if block and n % block:
                     tags.add("tail")
             if decl.inputs:
@@ -481,19 +502,17 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
 
 
 # Summary hints every short-form puzzle gets, for the case tags it has: (text, candidate causes).
-# Each says what the failing cases share and asks the questions that kind of failure raises,
-# without assuming one design: the checker fixes the grid, so none of them asks about the grid.
+# Which cases fail is weak evidence: these say what the failing cases have in common and where in
+# the kernel that points, and name no cause (the checker fixes the grid, so none asks about it).
 GENERIC_SUMMARIES = {
-    "non_pow2": ("only the cases whose sizes are not powers of two fail: does every mask compare with the size "
-                 "(offsets < N) rather than the block size, does every count or mean divide by the size, and do the "
-                 "padded lanes stay out of every sum?", ("mask", "fill", "formula")),
-    "tail": ("only the cases whose last block sticks out past the end fail: is that block's mask right (offsets "
-             "< N), and do its padded lanes load a value that leaves the result alone?", ("mask", "fill", "loop")),
-    "wide": ("only the cases larger than one block fail: look at what changes from one block to the next. Does "
-             "each program move to its own block (pid * BLOCK); does each loop cover every block (its bounds from "
-             "the size arguments, its step); does it carry its sums from one block to the next; and are the "
-             "blocks' results combined as the formula says?", ("address", "loop", "accumulate", "formula",
-                                                                "hardcoded")),
+    "non_pow2": ("only the cases whose sizes are not powers of two fail: those are the cases with a partly filled "
+                 "block. Look at what the kernel does with it: its offsets, its mask, what its padded lanes load, "
+                 "and every count that should be the size rather than the block size.", ()),
+    "tail": ("only the cases whose last block sticks out past the end fail: look at what the kernel does with that "
+             "partly filled block (its offsets, its mask, what its padded lanes load).", ()),
+    "wide": ("only the cases larger than one block fail: look at what changes from the first block to the next "
+             "ones (each program's offsets, the loop's bounds and step, what carries over from one block to the "
+             "next, how the blocks' results are combined).", ()),
 }
 
 

@@ -110,7 +110,7 @@ def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
         lines.append(f"{pad}at {error['where']}{code}")
     if verbose and error.get("traceback"):
         lines += [f"{pad}{line}" for line in error["traceback"].rstrip().split("\n")]
-    elif error.get("traceback") and error["kind"] not in ("not_implemented", "out_of_bounds", "race"):
+    elif error.get("traceback") and error["kind"] not in ("not_implemented", "out_of_bounds", "race", "lock"):
         lines.append(f"{pad}(the full traceback: --verbose)")
     return lines
 
@@ -196,6 +196,9 @@ class ReportWriter:
             self.case_result(event)
         elif kind == "part_end":
             self.part_end(event["part"])
+        elif kind == "slow":
+            self.say(f"{INDENT}… {event['case'] or 'the kernels'}: still running after {event['after']:g} s "
+                     f"(stopped at {event['timeout']:g} s)")
         elif kind == "hang":
             self.say(f"{INDENT}{BAD} {event['case'] or 'starting up'}: still running after {event['timeout']:g} s, "
                      f"so it was stopped. A loop that never ends? (check the loop bounds and the step, and that "

@@ -22,6 +22,7 @@ from checker.source import KernelSource
 from checker.spec import REPO_ROOT
 
 HANG_DUMP_WAIT = 1.0  # seconds a stuck worker gets to print where it is
+SLOW_NOTICE = 10.0  # seconds of one case's kernels before the report says it is still running
 DEFAULT_TIMEOUT = 60.0  # seconds for one case's kernels; the slowest correct case takes a few seconds here
 STARTUP_TIMEOUT = 120.0  # importing torch and triton on a cold machine
 
@@ -59,7 +60,8 @@ _LIVE: set = set()  # workers still running: killed if the parent exits first (t
 
 
 @atexit.register
-def _kill_live_workers() -> None:
+def kill_live_workers() -> None:
+    """Stop every worker still running (the parent exits, or the learner interrupted the check)."""
     for proc in list(_LIVE):
         _kill(proc)
 
@@ -135,9 +137,15 @@ def run_backend(request: Request) -> Iterator[dict]:
     proc.stdin.close()
     reader = LineReader(read_fd)
     current, deadline, done = None, time.monotonic() + STARTUP_TIMEOUT, False
+    notice = None  # when to say that the running case's kernels are slow (once per case)
     try:
         while True:
-            line = reader.readline(deadline)
+            line = reader.readline(min(deadline, notice) if notice else deadline)
+            if line is None and notice and time.monotonic() < deadline:
+                notice = None
+                yield {"type": "slow", "part": current and current["part"], "case": current and current["case"],
+                       "after": SLOW_NOTICE, "timeout": request.timeout}
+                continue
             if line is None:
                 where = _where_it_hangs(proc, stderr, request.source) if current else ""
                 _kill(proc)
@@ -154,8 +162,9 @@ def run_backend(request: Request) -> Iterator[dict]:
                 current, deadline = message, time.monotonic() + STARTUP_TIMEOUT
             elif message["type"] == "launch":
                 deadline = time.monotonic() + request.timeout
+                notice = time.monotonic() + SLOW_NOTICE if request.timeout > SLOW_NOTICE else None
             elif message["type"] in ("case_result", "bench_result"):
-                current, deadline = None, time.monotonic() + STARTUP_TIMEOUT
+                current, deadline, notice = None, time.monotonic() + STARTUP_TIMEOUT, None
             elif message["type"] == "done":
                 done = True
             yield message

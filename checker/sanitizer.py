@@ -47,7 +47,7 @@ import torch
 import triton
 from triton.runtime import interpreter as _interp
 
-from checker import addresses
+from checker import addresses, locks
 
 __all__ = ["KernelFault", "enable", "disable", "sanitized"]
 
@@ -746,6 +746,9 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
             return original(self, *args, **kwargs)
         ptr = _arg(args, kwargs, ptr_pos, "ptr", "ptrs")
         mask = None if mask_pos is None else _arg(args, kwargs, mask_pos, "mask")
+        refused = locks.before(_launch, self, name, kind, args, kwargs, ptr, mask)  # the lock protocol
+        if refused is not None:
+            return refused
         _check(self, ptr, mask, kind, op if op else _rmw_name(_arg(args, kwargs, 0, "rmwOp")))
         _busy = True
         try:
@@ -760,13 +763,21 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
 
 
 def _after(name: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, result: Any) -> None:
-    """Follow locks: a successful atomic_cas takes one, an atomic exchange or store releases it."""
-    if name == "create_atomic_cas":
-        won = np.broadcast_to(_data(result) == _data(_arg(args, kwargs, 1, "cmp")), np.shape(_data(ptr)))
-        _launch.locks.update(int(a) for a in _data(ptr)[won])
-    elif _launch.locks and (name == "create_atomic_store" or (
-            name == "create_atomic_rmw" and _arg(args, kwargs, 0, "rmwOp") == _interp._ir.ATOMIC_OP.XCHG)):
-        _launch.locks.difference_update(int(a) for a in _active_addresses(ptr, mask))
+    """Follow locks (checker/locks.py): accesses under one are left out of the race check."""
+    locks.after(_launch, name, args, kwargs, ptr, mask, result)
+
+
+def _barrier_hook() -> Callable:
+    """tl.debug_barrier(), for the lock protocol's release check (checker/locks.py)."""
+    original = _interp.InterpreterBuilder.create_barrier
+
+    def hook(self, *args, **kwargs):
+        if _launch is not None:
+            locks.barrier(_launch, self)
+        return original(self, *args, **kwargs)
+
+    hook.__wrapped__ = original
+    return hook
 
 
 def _rmw_name(rmw_op: Any) -> str:
@@ -846,6 +857,9 @@ def enable(learner_files: Callable[[str], bool] = lambda f: True,
             setattr(_interp.InterpreterBuilder, name, _memory_hook(name, kind, ptr_pos, mask_pos, op))
     _originals[(_interp.GridExecutor, "__call__")] = _interp.GridExecutor.__call__
     _interp.GridExecutor.__call__ = _make_launch_hook()
+    if hasattr(_interp.InterpreterBuilder, "create_barrier"):
+        _originals[(_interp.InterpreterBuilder, "create_barrier")] = _interp.InterpreterBuilder.create_barrier
+        _interp.InterpreterBuilder.create_barrier = _barrier_hook()
 
 
 def enabled() -> bool:
