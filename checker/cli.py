@@ -19,6 +19,7 @@ from checker.source import NotebookError, from_file, from_notebook, static_probl
 from checker.spec import REPO_ROOT, Puzzle, SpecError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+TITLE_WIDTH = 40  # --all's column of puzzle titles
 EPILOG = """exit status: 0 every check passed; 1 some check failed (or, with --all, a puzzle is not
 started); 2 the command could not run as asked (usage, a missing or unreadable notebook, a spec
 error, --backend gpu without a CUDA device).
@@ -166,43 +167,69 @@ def _check_all(args) -> int:
     if not folder.is_dir():
         print(f"no folder {folder}", file=sys.stderr)
         return EXIT_USAGE
+    # (puzzle, source, the entry when it cannot run, path): checked side by side where cores allow, and
+    # reported in the puzzles' order
+    todo = [_prepare(puzzle, folder, args) for puzzle in registry.all_puzzles()]
+    parallel = _puzzles_at_once(args)
+
+    def check(item):
+        puzzle, source, _, _ = item
+        return run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend,
+                         timeout=args.timeout, seed=args.seed, sanitize=not args.no_sanitize,
+                         write=lambda line: None, shards=args.workers if parallel == 1 else 1)
+
+    from concurrent.futures import ThreadPoolExecutor
     entries, everything_ok = [], True
-    for puzzle in registry.all_puzzles():
-        path = puzzle.solution if args.solution else folder / puzzle.notebook.name
-        if not path.is_file():
-            entries.append(report_entry(puzzle, str(path), None, "missing"))
-            _say(f"{puzzle.key}  {puzzle.title:<36} not started (no {path.name})")
-            everything_ok = False
-            continue
-        try:
-            source = from_file(path, path.name) if args.solution else from_notebook(path, path.name)
-        except NotebookError as err:
-            entries.append(report_entry(puzzle, str(path), None, "unreadable"))
-            _say(f"{puzzle.key}  {puzzle.title:<36} ❌ {err}")
-            everything_ok = False
-            continue
-        if not args.solution and _not_started(puzzle, source):
-            entries.append(report_entry(puzzle, str(path), None, "not_started"))
-            _say(f"{puzzle.key}  {puzzle.title:<36} not started")
-            everything_ok = False
-            continue
-        _say(f"{puzzle.key}  {puzzle.title:<36} checking …")
-        report = run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend, timeout=args.timeout,
-                           seed=args.seed, sanitize=not args.no_sanitize, write=lambda line: None,
-                           shards=args.workers)
-        entries.append(report_entry(puzzle, str(path), report))
-        order = [p.name for p in puzzle.parts]  # the puzzle's order, whichever part reported first
-        title_width = max(len(p.title) for p in puzzle.parts)
-        for part in sorted(report.parts, key=lambda p: order.index(p["part"])):
-            mark = "✅" if part["passed"] else "❌"
-            detail = f"{part['correct']}/{part['cases']} cases" if part["cases"] else part["problem"]
-            if part["cases"] and part["problem"]:
-                detail += f"; {part['problem']}"
-            _say(f"      {part['title']:<{title_width}}  {part['backend']:<24} {mark} {detail}")
-        everything_ok &= report.passed
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        reports = {item[0].key: pool.submit(check, item) for item in todo if item[2] is None}
+        for puzzle, source, entry, path in todo:
+            if entry is not None:
+                entries.append(entry)
+                everything_ok = False
+                continue
+            _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} checking …")
+            report = reports[puzzle.key].result()
+            entries.append(report_entry(puzzle, str(path), report))
+            _say_parts(puzzle, report)
+            everything_ok &= report.passed
     if args.json:
         print(json.dumps(_json_report(entries), indent=1))
     return EXIT_PASS if everything_ok else EXIT_FAIL
+
+
+def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
+    """(puzzle, source, None, path) to check, or (puzzle, None, entry, path) with why it cannot be."""
+    path = puzzle.solution if args.solution else folder / puzzle.notebook.name
+    if not path.is_file():
+        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started (no {path.name})")
+        return puzzle, None, report_entry(puzzle, str(path), None, "missing"), path
+    try:
+        source = from_file(path, path.name) if args.solution else from_notebook(path, path.name)
+    except NotebookError as err:
+        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} ❌ {err}")
+        return puzzle, None, report_entry(puzzle, str(path), None, "unreadable"), path
+    if not args.solution and _not_started(puzzle, source):
+        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started")
+        return puzzle, None, report_entry(puzzle, str(path), None, "not_started"), path
+    return puzzle, source, None, path
+
+
+def _puzzles_at_once(args) -> int:
+    """Puzzles checked side by side: one per two cores (each check runs an interpreter worker, and
+    a GPU worker on a GPU host), eight at most; one where the user chose --workers."""
+    from checker.session import _cores
+    return 1 if args.workers else max(1, min(8, _cores() // 2))
+
+
+def _say_parts(puzzle: Puzzle, report: Report) -> None:
+    order = [p.name for p in puzzle.parts]  # the puzzle's order, whichever part reported first
+    title_width = max(len(p.title) for p in puzzle.parts)
+    for part in sorted(report.parts, key=lambda p: order.index(p["part"])):
+        mark = "✅" if part["passed"] else "❌"
+        detail = f"{part['correct']}/{part['cases']} cases" if part["cases"] else part["problem"]
+        if part["cases"] and part["problem"]:
+            detail += f"; {part['problem']}"
+        _say(f"      {part['title']:<{title_width}}  {part['backend']:<24} {mark} {detail}")
 
 
 def _other_puzzles_notebook(puzzle: Puzzle, source) -> Puzzle | None:

@@ -128,6 +128,12 @@ def _advice(reason: str, source: KernelSource) -> str:
         name = m.group(1)
         if name in _BUILTINS:
             return f"Python's `{name}` does not exist in a GPU kernel: write {_BUILTINS[name]}."
+        if not re.search(rf"(^|[^\w.]){re.escape(name)}\s*(=[^=]|[+\-*/]=)|\bfor\s+{re.escape(name)}\b", source.text,
+                         re.M):
+            # never assigned anywhere: a typo, or a name from outside the kernel
+            return (f"NameError: `{name}` is not defined: the kernel never assigns it, and it is none of its "
+                    f"arguments. A typo, or a name from outside the kernel? A kernel sees only its arguments, "
+                    f"tl.*, and globals defined with tl.constexpr(...).")
         return (f"`{name}` is not defined on every path to this line: on a GPU a variable first assigned "
                 f"inside a loop or an `if` does not exist after it. Give it its starting value before the loop "
                 f"(or the `if`).")

@@ -99,9 +99,11 @@ def run(request: dict, channel) -> None:
     puzzle = registry.get(request["puzzle"])
     source = KernelSource.from_json(request["source"])
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
+    global STARTED
     channel.send("hello", backend=backend, device=_device_name(backend), triton=triton.__version__,
                  torch=torch.__version__, cuda=torch.cuda.is_available(), cases_per_part=len(selected),
-                 startup=time.perf_counter() - STARTED)
+                 startup=time.perf_counter() - STARTED if STARTED else 0.0)
+    STARTED = 0.0  # a warm worker's later requests start at once
     if backend == "gpu" and not torch.cuda.is_available():
         return
     try:
@@ -176,11 +178,13 @@ def main() -> None:
     sys.stdout = sys.stderr
     # a hang: the runner asks where we are (SIGUSR1) before it stops us, to name the learner's line
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-    request = json.loads(sys.stdin.read())
-    try:
-        run(request, channel)
-    finally:
-        channel.send("done")
+    # one request per line, served one after another with torch and triton imported once (a warm
+    # worker); the parent closes stdin to end us. An exception here is the checker's own bug: it
+    # ends the process, and the parent reports a crash with this stderr.
+    for line in sys.stdin:
+        if line.strip():
+            run(json.loads(line), channel)
+            channel.send("done")
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ def test_bench_times_the_solution_next_to_pytorch():
     run = checker("p22", "--solution", "--bench")
     print(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Benchmark on" in run.stdout and "yours/torch" in run.stdout
+    assert "Benchmark on" in run.stdout and "best other / yours" in run.stdout and "torch.compile: compiled" in run.stdout
     for case in registry.get("p22").bench.cases():  # one table row per benchmark size
         assert sum(line.startswith(case.dims) for line in run.stdout.splitlines()) >= 1, case.dims
 

@@ -261,17 +261,18 @@ def _flops(inputs: dict, case: Case) -> float:
     return 3 * 2.0 * m * n * h  # y = z W^T, dz = dy W, dW = dy^T z
 
 
-def _torch_step(inputs: dict, case: Case):
-    """The same work in PyTorch: LayerNorm + Linear forward, then autograd's backward."""
+def _torch_step(inputs: dict, case: Case, wrap):
+    """The same work in PyTorch: LayerNorm + Linear forward through `wrap` (torch.compile for the
+    compiled column, so its backward is compiled too), then autograd's backward."""
     import torch
     import torch.nn.functional as F
     leaves = [inputs[k].detach().requires_grad_() for k in ("x", "gamma", "beta", "w", "bias")]
-    x, gamma, beta, w, bias = leaves
     dy = inputs["dy"]
+    forward = wrap(lambda x, gamma, beta, w, bias: F.linear(F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS),
+                                                            w, bias))
 
     def step():
-        y = F.linear(F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS), w, bias)
-        return torch.autograd.grad(y, leaves, dy)
+        return torch.autograd.grad(forward(*leaves), leaves, dy)
     return step
 
 
