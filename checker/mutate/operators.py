@@ -421,6 +421,18 @@ def _statement(kernel: Kernel, node: ast.AST) -> str:
     return _text(stmt) if isinstance(stmt, ast.stmt) else ""
 
 
+def _statement_lines(kernel: Kernel, node: ast.AST) -> tuple[int, int]:
+    """The lines of the statement holding a site (of a loop or an `if`, its header), for the description."""
+    stmt = node
+    while not isinstance(stmt, ast.stmt) and kernel.parent(stmt) is not None:
+        stmt = kernel.parent(stmt)
+    if not isinstance(stmt, ast.stmt):
+        return node.lineno, node.end_lineno
+    if isinstance(stmt, (ast.For, ast.While, ast.If)):
+        return stmt.lineno, max(stmt.lineno, stmt.body[0].lineno - 1)
+    return stmt.lineno, stmt.end_lineno
+
+
 def _digest(*parts: str) -> str:
     return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()[:8]
 
@@ -442,7 +454,7 @@ def mutants_of(text: str, classes: tuple[str, ...] | None = None) -> list[Mutant
             cls, what = OPERATORS[edit.operator]
             before = _text(edit.node)
             mutated = source.replaced(edit.node, edit.new)
-            first, last = edit.node.lineno, edit.node.end_lineno
+            first, last = _statement_lines(kernel, edit.node)
             shrunk = last - (len(text.splitlines()) - len(mutated.splitlines()))
             if mutated in seen_texts:
                 continue
@@ -453,7 +465,7 @@ def mutants_of(text: str, classes: tuple[str, ...] | None = None) -> list[Mutant
             occurrences[key] = occurrence + 1
             mutant_id = f"{edit.operator}:{kernel.name}:{site}:{occurrence}"
             found.append(Mutant(mutant_id, cls, edit.operator, kernel.name, edit.node.lineno,
-                                f"{what}, line {first}: `{_lines(text, first, last)}` -> "
+                                f"{what}, line {edit.node.lineno}: `{_lines(text, first, last)}` -> "
                                 f"`{_lines(mutated, first, shrunk)}`",
                                 before, edit.new, mutated))
     # filtered last: a mutant's id and presence must not depend on which classes were asked for

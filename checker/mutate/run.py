@@ -140,7 +140,11 @@ class WatchdogFired(KeyboardInterrupt):
 
 @contextlib.contextmanager
 def watchdog(seconds: float) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+    """Interrupt the block after `seconds`, unless SIGALRM is not ours to take (another thread, or
+    a timer already set by someone else, such as pytest-timeout)."""
+    if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0 or signal.getsignal(signal.SIGALRM) not in
+            (signal.SIG_DFL, signal.SIG_IGN, None)):
         yield
         return
 
