@@ -101,20 +101,40 @@ def _json_report(entries: list[dict]) -> dict:
 
 
 def report_entry(puzzle: Puzzle, origin: str, report: Report | None, status: str = "") -> dict:
-    """One puzzle's JSON entry (see checker/report.schema.json)."""
-    results = report.results if report else []
+    """One puzzle's JSON entry (see checker/report.schema.json): everything the text report says,
+    for failures as for passes: every part, case, output, difference, hint and its cause class."""
+    results = report.results if report is not None else []
     cases = []
     for r in results:
-        outputs = [{"output": c["label"], "max_difference": _finite(c.get("max_diff")),
-                    "tolerance": c.get("allowed"), "rtol": c.get("rtol"), "verdict": "pass" if c["ok"] else "fail",
-                    "hint": c.get("hint", "")} for c in r.get("comparisons", [])]
+        outputs = [_output_entry(c) for c in r.get("comparisons", [])]
+        error = r.get("error") or {}
         cases.append({"part": r["part"], "backend": r.get("backend", ""), "case": r["case"], "dims": r["dims"],
-                      "dtype": r["dtype"], "verdict": r["status"],
-                      "error": (r.get("error") or {}).get("message", ""), "outputs": outputs})
-    parts = report.parts if report else []
+                      "dtype": r["dtype"], "verdict": r["status"], "error": error.get("message", ""),
+                      "error_detail": {k: error.get(k, d) for k, d in
+                                       (("kind", ""), ("where", ""), ("code", ""), ("cause", ""), ("candidates", []))},
+                      "outputs": outputs, "hints": [_hint_entry(h) for h in r.get("hints", [])],
+                      "mutated_inputs": list(r.get("mutated", []))})
+    parts = report.parts if report is not None else []
     return {"puzzle": puzzle.key, "title": puzzle.title, "source": origin,
-            "status": status or ("pass" if report and report.passed else "fail"),
-            "passed": bool(report and report.passed), "parts": parts, "cases": cases}
+            "status": status or ("pass" if report is not None and report.passed else "fail"),
+            "passed": bool(report is not None and report.passed), "parts": parts, "cases": cases,
+            "hints": [{"part": h["part"], "backend": h["backend"], **_hint_entry(h)}
+                      for h in (report.hints if report is not None else [])],
+            "not_run": list(report.not_run) if report is not None else []}
+
+
+def _hint_entry(h: dict) -> dict:
+    return {"hint": h.get("hint", ""), "cause": h.get("cause", ""), "candidates": list(h.get("candidates", []))}
+
+
+def _output_entry(c: dict) -> dict:
+    return {"output": c["label"], "max_difference": _finite(c.get("max_diff")),
+            "tolerance": c.get("allowed"), "rtol": c.get("rtol"), "verdict": "pass" if c["ok"] else "fail",
+            "wrong": c.get("n_bad"), "total": c.get("n_total"), "never_written": c.get("n_unwritten"),
+            "nonfinite": c.get("n_nonfinite"),
+            "first_wrong": [{"index": list(index), "expected": _finite(expected), "got": _finite(got)}
+                            for index, expected, got in c.get("first_bad", [])],
+            **_hint_entry(c)}
 
 
 def _finite(value):

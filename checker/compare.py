@@ -25,6 +25,8 @@ class Comparison:
     allowed: float = 0.0        # atol * scale: the absolute part of the tolerance
     rtol: float = 0.0           # the relative part: allowed + rtol * |expected|
     hint: str = ""
+    cause: str = ""             # the hint's cause class, or its candidates (checker/hints.py)
+    candidates: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -182,14 +182,16 @@ def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float]
 
 @dataclass(frozen=True)
 class Variant:
-    """A known bug as a formula: what a kernel with that bug computes, and the hint it earns."""
+    """A known bug as a formula: what a kernel with that bug computes, the cause class it belongs to
+    (checker/hints.py) and the hint it earns."""
     name: str
+    cause: str
     hint: str
     compute: Callable[..., Mapping[str, Any]]   # by name (float64 inputs, sizes, params) -> outputs
 
 
-def variant(name: str, hint: str, compute: Callable[..., Mapping[str, Any]]) -> Variant:
-    return Variant(name, hint, compute)
+def variant(name: str, cause: str, hint: str, compute: Callable[..., Mapping[str, Any]]) -> Variant:
+    return Variant(name, cause, hint, compute)
 
 
 def shared(*tensors) -> None:
@@ -472,15 +474,18 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
     return dense, torch.ones_like(dense, dtype=torch.bool)
 
 
-# Summary hints every short-form puzzle gets, for the case tags it has. Each says what the failing
-# cases share and asks the question that kind of failure raises, without assuming one design.
+# Summary hints every short-form puzzle gets, for the case tags it has: (text, candidate causes).
+# Each says what the failing cases share and asks the questions that kind of failure raises,
+# without assuming one design: the checker fixes the grid, so none of them asks about the grid.
 GENERIC_SUMMARIES = {
-    "non_pow2": "only the cases whose sizes are not powers of two fail: is a mask missing, or does it "
-                "compare with the block size instead of the size (offsets < N)?",
-    "tail": "only the cases whose last block sticks out past the end fail: mask the loads and stores of "
-            "that last block (offsets < N).",
-    "wide": "only the cases larger than one block fail: does the grid cover every block "
-            "(cdiv(N, BLOCK) programs), or does each program loop over its whole row in blocks?",
+    "non_pow2": ("only the cases whose sizes are not powers of two fail: does a mask compare with the size "
+                 "(offsets < N) rather than the block size, and do the padded lanes stay out of every sum?",
+                 ("mask", "fill")),
+    "tail": ("only the cases whose last block sticks out past the end fail: is that block's mask right (offsets "
+             "< N), and do its padded lanes load a value that leaves the result alone?", ("mask", "fill", "loop")),
+    "wide": ("only the cases larger than one block fail: look at what happens past the first block. Does each "
+             "program move to its own block (pid * BLOCK), or each loop cover every block (its bounds, its step, "
+             "and what it carries from one block to the next)?", ("address", "loop", "accumulate")),
 }
 
 
@@ -488,7 +493,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
            parts: Sequence[PartDecl], cases: Sequence[CaseDecl], constants: Mapping[str, Any] | None = None,
            params: Mapping[str, Any] | None = None, blocks: Mapping[str, str] | None = None,
            variants: Sequence[Variant] = (), summaries: Sequence[SummaryPattern] = (),
-           hints: Mapping[str, str] | None = None, condition: Callable[..., float] | None = None,
+           hints: Mapping[str, str | tuple[str, tuple[str, ...]]] | None = None, condition: Callable[..., float] | None = None,
            formulas: Mapping[str, tuple[str, Callable[..., Any]]] | None = None,
            bench: BenchDecl | None = None, skill: str = "", chapter: str = "") -> Puzzle:
     """A Puzzle from its short declaration (see the module docstring).
@@ -496,7 +501,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
     slug: "add_constant" (the files are pNN_<slug>); params: default case parameters, e.g.
     {"BLOCK": next_pow2("N")}; blocks: which parameter blocks which size when the name does not
     say (BLOCK_N blocks N); hints: override the generic summary hints by tag ("wide", "tail",
-    "non_pow2"); summaries: puzzle-specific SummaryPatterns, tried before the generic ones;
+    "non_pow2"): a text (asking about the generic candidate causes) or (text, candidate causes); summaries: puzzle-specific SummaryPatterns, tried before the generic ones;
     formulas: the closed forms the book page prints, by equation label: {"eq-p06-dx": ("dx", fn)},
     fn by name (float64 inputs) -> the output's value; tests check each against autograd.
     """
@@ -510,14 +515,16 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
         spec_parts.append(Part(decl.name, decl.title, decl.kernels, outputs, declared.allocate(decl),
                                declared.launch(decl), repeat=decl.repeat))
     tags = {t for c in declared.cases for t in c.tags}
-    texts = {**GENERIC_SUMMARIES, **(hints or {})}
-    generic = [SummaryPattern(texts[t], (lambda tag: lambda c: tag in c.tags)(t)) for t in GENERIC_SUMMARIES
-               if t in tags]
+    texts = dict(GENERIC_SUMMARIES) | {tag: h if isinstance(h, tuple) else (h, GENERIC_SUMMARIES[tag][1])
+                                       for tag, h in (hints or {}).items()}
+    generic = [SummaryPattern(texts[t][0], (lambda tag: lambda c: tag in c.tags)(t), candidates=texts[t][1])
+               for t in GENERIC_SUMMARIES if t in tags]
     documented = next((c for c in declared.cases if c.documented), None)
     if documented is not None:
         generic.append(SummaryPattern(
             "every case of other sizes than the documented one fails: is a size hard-coded? Use the size "
-            "arguments the kernel receives.", lambda c, d=dict(documented.sizes): dict(c.sizes) != d, coverage=1.0))
+            "arguments the kernel receives.", lambda c, d=dict(documented.sizes): dict(c.sizes) != d, coverage=1.0,
+            candidates=("hardcoded",)))
     timed = None
     if bench is not None:
         bench_cases = declared._build_cases([CaseDecl(c.values, c.name, False, c.dtype, True, c.tags, c.inputs)
@@ -530,7 +537,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
     result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts), bench=timed,
                     cases=lambda: list(declared.cases), make_inputs=declared.make_inputs,
                     reference=declared.reference, tolerance=declared.tolerance,
-                    patterns=tuple(Pattern(v.name, v.hint) for v in declared.variants),
+                    patterns=tuple(Pattern(v.name, v.hint, v.cause) for v in declared.variants),
                     summary_patterns=tuple(summaries) + tuple(generic), skill=skill, chapter=chapter,
                     equations=tuple(formulas or {}),
                     equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c))

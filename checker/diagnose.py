@@ -1,24 +1,59 @@
-"""Turn a wrong output into the likely reason: the hints a teacher would give.
+"""Turn a wrong output into the likely reason: the hints a teacher would give, each a hypothesis
+checked against the evidence (checker/hints.py).
 
-Per output: never-written elements, a match with a known-bug variant the puzzle computed, an
-accumulated gradient that holds one row's share (overwritten, not accumulated) or only part of
-the sum (lost updates).
+Per output, in order: never-written elements (what is missing, and the questions that raises);
+the right numbers stored transposed or rounded to 16 bits; the right values at the wrong places
+(a permutation or a shifted copy: addresses); a known-bug variant the puzzle computed, when no
+other explanation fits as well; NaN or Inf the kernel computed; for accumulated outputs the
+signatures of lost or overwritten shares, worded by what the kernel did (atomics or plain stores);
+and, when nothing is singled out, what the wrong elements have in common.
 Hints across cases live in diagnose_summary.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import torch
 
 from checker.compare import Comparison, absolute_tolerance, matches
-from checker.spec import Output, Puzzle, Reference, Tolerance
+from checker.hints import NO_HINT, Hint, asking, certain, observed
+from checker.spec import Case, Output, Puzzle, Reference, Tolerance
 
 ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared output "
                "(a plain load + add + store races between programs on a GPU).")
 
 
-def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> str:
+@dataclass
+class Evidence:
+    """What the run saw besides the values. kinds: per output, what the kernels did to it
+    ("load", "store", "atomic"), from the sanitizer (None where it did not run: a GPU, --no-sanitize).
+    uses_atomics: the kernels' text calls tl.atomic_* (any backend). poison_read: outputs the kernels
+    read while they still held the checker's NaN fill, with the line. sanitized: the sanitizer ran, so
+    an access outside a tensor would have been stopped."""
+    kinds: dict[str, set[str]] | None = None
+    uses_atomics: bool = False
+    poison_read: dict[str, str] = field(default_factory=dict)
+    sanitized: bool = False
+
+    def atomics_on(self, name: str) -> bool | None:
+        """Did the kernels add into this output with atomics? None if unknown."""
+        if self.kinds is not None and self.kinds.get(name):
+            return "atomic" in self.kinds[name]
+        return None if self.uses_atomics else False
+
+    def plain_stores_on(self, name: str) -> bool:
+        return self.kinds is not None and "store" in self.kinds.get(name, set())
+
+
+# ---------------------------------------------------------------------------------------------
+# Never written
+
+
+def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> Hint:
     if comparison.n_unwritten == comparison.n_total:
-        return "never written: the kernel did not store to this output at all."
+        return asking("never written: no store reached this output (still the checker's NaN fill). Is the store "
+                      "there, through this output's pointer, and does its mask let any lane through?",
+                      "address", "mask")
     hint = f"{comparison.n_unwritten} of {comparison.n_total} elements were never written"
     if got.dim() == 2:
         written_cols = (~torch.isnan(got)).any(dim=0).nonzero()
@@ -26,65 +61,97 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> str:
         cols_missing = torch.isnan(got[:, first_missing:]).all()
         if 0 < first_missing < got.shape[1] and bool(cols_missing) and not torch.isnan(got[:, :first_missing]).any():
             # two designs reach every column: more programs along the row, or a loop over it
-            return (f"{hint}: every column from {first_missing} on. No program stored past the first "
-                    f"{first_missing} columns of a row: does the grid cover every block of columns, or "
-                    f"does each program loop over the row in blocks?")
+            return asking(f"{hint}: every column from {first_missing} on. No program stored past the first "
+                          f"{first_missing} columns of a row: does each program move to its own block of columns "
+                          f"(tl.program_id), or loop over the whole row in blocks, and does the mask let the "
+                          f"last block through?", "address", "loop", "mask")
         rows_missing = torch.isnan(got).all(dim=1)
         if rows_missing.any() and not torch.isnan(got[~rows_missing]).any():
             rows = rows_missing.nonzero().reshape(-1).tolist()
-            return f"{hint}: whole rows {rows[:6]}{'...' if len(rows) > 6 else ''} (a grid or row-mask problem?)."
-    return hint + "."
+            return asking(f"{hint}: whole rows {rows[:6]}{'...' if len(rows) > 6 else ''}. Does every row have a "
+                          f"program that stores it (the row offset from tl.program_id), and does the row mask let "
+                          f"it through?", "address", "mask", "loop")
+    flat = torch.isnan(got.reshape(-1))
+    first = int(flat.nonzero().min())
+    if bool(flat[first:].all()):
+        return asking(f"{hint}: every element from {first} on. Do the programs' blocks (or the loop) reach the "
+                      f"end, and does the last block's mask let its lanes through?", "address", "loop", "mask")
+    return asking(hint + ". Which program should store them: are its offsets right, and does its mask let "
+                         "them through?", "address", "mask", "loop")
+
+
+# ---------------------------------------------------------------------------------------------
+# Accumulated outputs: lost and overwritten shares
+
+
+def _atomic_advice(evidence: Evidence, name: str) -> tuple[str, str, tuple[str, ...]]:
+    """(advice, cause, candidates) for shares that did not all arrive, by what the kernel did."""
+    if evidence.atomics_on(name) and not evidence.plain_stores_on(name):
+        return ("The kernel does add into it with atomics, so the shares were lost before that: does every "
+                "program add all of its rows (an accumulator overwritten in a loop?), and does the atomic's mask "
+                "let every lane through?", "", ("accumulate", "mask"))
+    if evidence.atomics_on(name) and evidence.plain_stores_on(name):
+        return ("The kernel adds into it with atomics but also writes it with a plain tl.store: the store "
+                "overwrites what other programs added. Add every share with tl.atomic_add.", "atomic", ())
+    if evidence.atomics_on(name) is None:
+        return ("If the programs add their shares with a plain load + add + store, use tl.atomic_add (those race "
+                "on a GPU); if they already use atomics, does every program add all of its rows (an accumulator "
+                "overwritten in a loop?), and does the atomic's mask let every lane through?", "",
+                ("atomic", "accumulate"))
+    return ATOMIC_HINT, "atomic", ()
 
 
 def _share_hint(got: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor, tol: Tolerance, scale: float,
-                unit: str) -> str:
+                unit: str, evidence: Evidence, name: str) -> Hint:
     """Does each element that sums several shares equal one single share? Then shares were
     overwritten, not summed."""
     m = shares.shape[0]
     counts = touched.sum(0)
     several = (counts >= 2).reshape(-1)   # an element with one share always equals it
     if m < 2 or not bool(several.any()):
-        return ""
+        return NO_HINT
     flat_shares = shares.reshape(m, -1)[:, several]
     flat_touched = touched.reshape(m, -1)[:, several]
     flat = got.reshape(1, -1)[:, several]
     allowed = 4 * (absolute_tolerance(tol, scale / float(counts.max()) ** 0.5) + tol.rtol * flat_shares.abs())
     hits = ((flat - flat_shares).abs() <= allowed) & flat_touched   # [S, elements]
     if not bool(hits.any(dim=0).all()):
-        return ""
+        return NO_HINT
+    advice, cause, candidates = _atomic_advice(evidence, name)
     for row in range(m):
         if bool((hits[row] | ~flat_touched[row]).all()) and bool(flat_touched[row].all()):
-            return (f"equals the share of {unit} {row} alone: the other {unit}s' contributions were overwritten "
-                    f"or never added. " + ATOMIC_HINT)
-    return (f"each element equals one {unit}'s share: programs overwrote each other instead of accumulating. "
-            + ATOMIC_HINT)
+            return Hint(f"equals the share of {unit} {row} alone: the other {unit}s' contributions were "
+                        f"overwritten or never added. " + advice, cause, candidates)
+    return Hint(f"each element equals one {unit}'s share: the shares overwrote each other instead of adding up. "
+                + advice, cause, candidates)
 
 
-def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> str:
+def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Hint:
     """Elements no program added to (still exactly the zero they started at): which ones."""
     sizeable = ref.abs() > 1e-6 * float(ref.abs().max())
     empty = sizeable & (got.abs() <= 1e-6 * ref.abs())
     n_empty, n_sizeable = int(empty.sum()), int(sizeable.sum())
     if n_empty == 0:
-        return ""
+        return NO_HINT
     if n_empty == n_sizeable:
-        # no directive: a kernel that never adds and a formula whose every share is 0 here look alike
-        return ("still exactly 0 everywhere, as the checker left it: nothing non-zero was added to it (no "
-                "store or atomic reached it, or every share the kernel added was 0).")
+        # a kernel that never adds and a formula whose every share is 0 here look alike
+        return observed("still exactly 0 everywhere, as the checker left it: nothing non-zero was added to it (no "
+                        "store or atomic reached it, or every share the kernel added was 0).")
     as_rows = lambda t: t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t.reshape(1, -1)  # noqa: E731
     flat, unknown = as_rows(empty), as_rows(~sizeable)  # elements whose reference is ~0 say nothing
     start = int(flat.any(dim=0).nonzero().min())
     if start > 0 and bool((flat | unknown)[:, start:].all()) and not bool(flat[:, :start].any()):
-        return (f"every element from column {start} on received nothing from any {unit}: only the first "
-                f"{start} columns were handled. Does the grid cover every block of columns, or does each "
-                f"program loop over the row in blocks?")
+        return asking(f"every element from column {start} on received nothing from any {unit}: only the first "
+                      f"{start} columns were handled. Does each program move to its own block of columns "
+                      f"(tl.program_id), or loop over the row in blocks, and does the mask let the last block "
+                      f"through?", "address", "loop", "mask")
     if n_empty > n_sizeable // 4:
-        return f"{n_empty} of {n_sizeable} elements received nothing from any {unit}."
-    return ""
+        return observed(f"{n_empty} of {n_sizeable} elements received nothing from any {unit}.")
+    return NO_HINT
 
 
 def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor,
-               tol: Tolerance, scale: float) -> str:
+               tol: Tolerance, scale: float, evidence: Evidence, name: str) -> Hint:
     """Lost updates have a signature: where every share of an element is the same (identical rows,
     constant inputs), a sum that lost updates holds a whole number k of shares, 1 <= k < n. A total
     that is merely off (a wrong formula, atomics everywhere) does not fit, and gets no such hint."""
@@ -100,68 +167,202 @@ def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touch
     largest = float(torch.nan_to_num(first).abs().max())  # untouched elements have no share (NaN)
     keep = equal.all(0) & (counts >= 2) & (torch.nan_to_num(first).abs() > 1e-9 * max(largest, 1e-300)) & wrong
     if not bool(keep.any()):
-        return ""
+        return NO_HINT
     k = flat_got[keep] / first[keep]
     whole = ((k - k.round()).abs() * first[keep].abs() <= allowed[keep]) & (k.round() >= 1) & (k.round() < counts[keep])
     if float(whole.double().mean()) < 0.9:
-        return ""
+        return NO_HINT
     fraction = float((flat_got[keep] / flat_ref[keep]).median())
-    return (f"about {fraction:.0%} of the expected total, and a whole number of equal shares: some programs' "
-            f"additions were lost (overwritten by another program's read-modify-write). " + ATOMIC_HINT)
+    advice, cause, candidates = _atomic_advice(evidence, name)
+    return Hint(f"about {fraction:.0%} of the expected total, and a whole number of equal shares: some shares were "
+                f"lost on the way. " + advice, cause, candidates)
 
 
-def _shape_or_dtype_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
-                         condition: float) -> str:
+# ---------------------------------------------------------------------------------------------
+# Right numbers, wrong places
+
+
+def _layout_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, condition: float) -> Hint:
     """Right numbers, wrong layout (stored transposed) or squeezed through a 16-bit type."""
     if ref.dim() == 2 and ref.shape[0] > 1 and ref.shape[1] > 1:
         as_transposed = got.reshape(-1).reshape(ref.shape[1], ref.shape[0]).T
         if matches(as_transposed, ref, scale, tol, condition=condition):
             if ref.shape[0] == ref.shape[1]:
-                return (f"the right numbers, transposed: element [i, j] was stored where [j, i] belongs. "
-                        f"Element [i, j] goes to i * {ref.shape[1]} + j.")
-            return (f"the right numbers in the wrong shape: stored as [{ref.shape[1]}, {ref.shape[0]}] "
-                    f"(transposed) instead of {list(ref.shape)}. Element [i, j] goes to i * {ref.shape[1]} + j.")
+                return certain(f"the right numbers, transposed: element [i, j] was stored where [j, i] belongs. "
+                               f"Element [i, j] goes to i * {ref.shape[1]} + j.", "address")
+            return certain(f"the right numbers in the wrong shape: stored as [{ref.shape[1]}, {ref.shape[0]}] "
+                           f"(transposed) instead of {list(ref.shape)}. Element [i, j] goes to "
+                           f"i * {ref.shape[1]} + j.", "address")
     for dtype, bits in ((torch.bfloat16, 8), (torch.float16, 11)):
         # every value exactly representable in 16 bits, and within one 16-bit step of the truth
         # (a step, not half: the interpreter truncates where a GPU rounds to nearest)
         representable = bool((got.to(dtype).double() == got).all())
         close = bool(((got - ref).abs() <= 2.0 ** (1 - bits) * ref.abs() + absolute_tolerance(tol, scale, condition)).all())
         if representable and close and not bool((ref.to(dtype).double() == ref).all()):
-            return (f"the values were rounded to {str(dtype).replace('torch.', '')} before the store, but this "
-                    f"output is fp32: keep the fp32 value (no .to(...) to a 16-bit type).")
-    return ""
+            return certain(f"the values were rounded to {str(dtype).replace('torch.', '')} before the store, but "
+                           f"this output is fp32: keep the fp32 value (no .to(...) to a 16-bit type).", "precision")
+    return NO_HINT
+
+
+def _index_text(flat: int, shape: tuple) -> str:
+    index = []
+    for dim in reversed(shape):
+        index.append(flat % dim)
+        flat //= dim
+    return str(list(reversed(index)))
+
+
+def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, condition: float) -> Hint:
+    """The right values at the wrong places: nearly every wrong element holds a value the
+    reference has elsewhere. Only where the reference's values are distinct (random data), so that
+    a match cannot be chance; a constant shift of the flat index is named."""
+    flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
+    n = flat_ref.numel()
+    if n < 8 or not bool(torch.isfinite(flat_got).all()):
+        return NO_HINT
+    allowed = absolute_tolerance(tol, scale, condition) + tol.rtol * flat_ref.abs()
+    wrong = ((flat_got - flat_ref).abs() > allowed).nonzero().reshape(-1)
+    if wrong.numel() < 4:
+        return NO_HINT
+    order = torch.argsort(flat_ref)
+    ordered = flat_ref[order]
+    spacing = ordered.diff().abs()
+    if int((spacing <= 2 * float(allowed.max())).sum()) > n // 20:
+        return NO_HINT  # values too close together for a match to mean anything
+    values = flat_got[wrong]
+    pos = torch.searchsorted(ordered, values).clamp(1, n - 1)
+    below, above = ordered[pos - 1], ordered[pos]
+    nearest = torch.where((values - below).abs() <= (values - above).abs(), pos - 1, pos)
+    source = order[nearest]
+    hit = (flat_ref[source] - values).abs() <= allowed[source]
+    if float(hit.double().mean()) < 0.9:
+        return NO_HINT
+    shifts = (source - wrong)[hit]
+    common, count = torch.mode(shifts)
+    example = int(wrong[hit][0]), int(source[hit][0])
+    where = (f"e.g. {_index_text(example[0], tuple(ref.shape))} holds the value expected at "
+             f"{_index_text(example[1], tuple(ref.shape))}")
+    if int((shifts == common).sum()) >= 0.9 * shifts.numel():
+        k = int(common)
+        side = "after" if k > 0 else "before"
+        return certain(f"the right values at the wrong places: {int(hit.sum())} of the {wrong.numel()} wrong elements "
+                       f"hold the value of the element {abs(k)} place{'s' if abs(k) > 1 else ''} {side} them ({where}). "
+                       f"An offset is off by {abs(k)}: check the offsets of the loads and the store.", "address")
+    return certain(f"the right values at the wrong places: {int(hit.sum())} of the {wrong.numel()} wrong elements hold "
+                   f"values that belong elsewhere in this output ({where}). The addresses are off, not the "
+                   f"arithmetic: check each offset, the strides, and which program id picks which block.", "address")
+
+
+# ---------------------------------------------------------------------------------------------
+# What the wrong elements have in common, when nothing else is singled out
+
+
+def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint:
+    """Every element off by the same factor: a constant or a scale in the formula."""
+    sizeable = ref.abs() > 1e-3 * float(ref.abs().max())
+    if int(sizeable.sum()) < 4:
+        return NO_HINT
+    ratio = got[sizeable] / ref[sizeable]
+    c = float(ratio.median())
+    if not (abs(c - 1) > 1e-3 and bool(((ratio - c).abs() <= 1e-4 * abs(c) + 1e-12).all())) or c == 0:
+        return NO_HINT
+    names = ""
+    if case is not None:
+        known = {**case.sizes, **{k: v for k, v in case.params.items() if isinstance(v, int) and not isinstance(v, bool)}}
+        close = lambda x: abs(x - c) < 1e-6 * abs(c)  # noqa: E731
+        found = ([a for a, x in known.items() if close(x)] + [f"1 / {a}" for a, x in known.items() if x and close(1 / x)]
+                 + [f"{a} / {b}" for a, x in known.items() for b, y in known.items() if a != b and y and close(x / y)])
+        names = f" (= {found[0]})" if found else ""
+    return asking(f"every element is {c:.6g} times the expected value{names}: a constant factor, such as a sum "
+                  f"divided by the wrong count or a scale applied twice or not at all?", "formula")
+
+
+def _nonfinite_hint(comparison: Comparison, evidence: Evidence, name: str) -> Hint:
+    n = comparison.n_nonfinite
+    elements = f"{n} element{'s are' if n > 1 else ' is'}"
+    if name in evidence.poison_read:
+        return asking(f"{elements} NaN: the kernel read this output before writing it ({evidence.poison_read[name]}), "
+                      f"and got the NaN the checker fills outputs with. Outputs start as garbage: does it read "
+                      f"through the right pointer, and start its sums from zero instead of from the output?",
+                      "accumulate", "address")
+    if not evidence.sanitized and evidence.kinds and "load" in evidence.kinds.get(name, set()):
+        return asking(f"{elements} NaN or Inf, and the kernel loads this output: outputs start as garbage (the "
+                      f"checker fills them with NaN), so a sum started from the output, or a load through the "
+                      f"wrong pointer, reads NaN. Or, if the load is meant, where else could NaN come from: an "
+                      f"overflow, a division by zero?", "accumulate", "address", "stability")
+    causes = ("stability", "formula", "fill") if evidence.sanitized else ("stability", "mask", "formula", "fill")
+    past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
+    return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
+                  f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted?), "
+                  f"the square root of a negative number{past}?", *causes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Known-bug variants
+
+
+def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance) -> list:
+    """The known bugs whose output this one reproduces (a variant that leaves this output right
+    says nothing about why it is wrong)."""
+    ref = reference.outputs[output.name]
+    scale = reference.scales[output.name]
+    found = []
+    for pattern in puzzle.patterns:
+        alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
+        if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
+            continue
+        if matches(got, alternative, scale, tol, condition=reference.condition):
+            found.append(pattern)
+    return found
+
+
+def _combine(variants: list, share: Hint) -> Hint:
+    """One variant and nothing else fits: its hint. Several explanations fit the same numbers
+    (two variants, or a variant and a sharing signature that names another cause): say so, and ask
+    about each. A sharing observation that names no cause only describes what the variant explains."""
+    explanations = [(p.hint, p.cause) for p in variants]
+    if share and share.cause and share.cause not in {p.cause for p in variants}:
+        explanations.append((share.text, share.cause))
+    texts = list(dict.fromkeys(text for text, _ in explanations))
+    causes = tuple(dict.fromkeys(cause for _, cause in explanations if cause))
+    if len(texts) == 1:
+        return Hint(texts[0], causes[0] if len(causes) == 1 else "", causes if len(causes) > 1 else ())
+    lines = " Or: ".join(texts)
+    return asking(f"these numbers fit more than one known mistake. {lines}", *causes)
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
-                comparison: Comparison) -> str:
+                comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None) -> Hint:
+    """The hint for one wrong output."""
+    evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
         return _unwritten_hint(got, comparison)
     if not comparison.n_nonfinite:
-        hint = _shape_or_dtype_hint(got, ref, scale, tol, reference.condition)
+        hint = _layout_hint(got, ref, scale, tol, reference.condition)
         if hint:
             return hint
-    for pattern in puzzle.patterns:
-        alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
-        # a variant that leaves this output right says nothing about why it is wrong
-        if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
-            continue
-        if matches(got, alternative, scale, tol, condition=reference.condition):
-            return pattern.hint
-    if comparison.n_nonfinite:
-        return (f"{comparison.n_nonfinite} elements are NaN or Inf, computed by the kernel: an overflow (exp of "
-                f"a large number, a 16-bit type's range), a division by zero, the square root of a negative "
-                f"number, or a load of garbage past the data?")
-    if output.accumulated and output.name in reference.contributions:
+    share = NO_HINT
+    if output.accumulated and output.name in reference.contributions and not comparison.n_nonfinite:
         shares = reference.contributions[output.name].double()
         touched = reference.touched.get(output.name)
         if touched is None:
             touched = torch.ones_like(shares, dtype=torch.bool)
-        if shares.shape[0] < 2:
-            return ""
-        unit = output.share_unit
-        return (_empty_hint(got, ref, unit) or _share_hint(got, shares, touched, tol, scale, unit)
-                or _lost_hint(got, ref, shares, touched, tol, scale))
-    return ""
+        if shares.shape[0] >= 2:
+            unit = output.share_unit
+            share = (_empty_hint(got, ref, unit)
+                     or _share_hint(got, shares, touched, tol, scale, unit, evidence, output.name)
+                     or _lost_hint(got, ref, shares, touched, tol, scale, evidence, output.name))
+    variants = _variant_hints(puzzle, output, got, reference, tol)
+    if variants:
+        return _combine(variants, share)
+    if comparison.n_nonfinite:
+        return _nonfinite_hint(comparison, evidence, output.name)
+    if share:
+        return share
+    return _moved_hint(got, ref, scale, tol, reference.condition) or _ratio_hint(got, ref, case)

@@ -14,9 +14,13 @@ class KernelError:
     where: str = ""    # "cell 5, line 3"
     code: str = ""     # the learner's line of code
     traceback: str = ""  # the whole story, shown with --verbose
+    cause: str = ""    # the class the evidence names (checker/hints.py), or '' ...
+    candidates: tuple = ()  # ... and the classes it asks about
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data["candidates"] = list(self.candidates)
+        return data
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -59,7 +63,8 @@ def describe(exc: BaseException, source: KernelSource) -> KernelError:
     full = "".join(traceback.format_exception(exc))
     fault = next((e for e in chain if type(e).__name__ == "KernelFault"), None)
     if fault is not None:  # the sanitizer's verdict: its message is already written for the learner
-        return KernelError(getattr(fault, "kind", "fault"), str(fault), traceback=full)
+        return KernelError(getattr(fault, "kind", "fault"), str(fault), traceback=full,
+                           cause=getattr(fault, "cause", ""), candidates=tuple(getattr(fault, "candidates", ())))
     root = next((e for e in chain if type(e).__name__ != "InterpreterError"), exc)
     compile_errors = [e for e in chain if type(e).__name__ in ("CompilationError", "CompileTimeAssertionFailure")]
     if compile_errors:
@@ -71,15 +76,17 @@ def describe(exc: BaseException, source: KernelSource) -> KernelError:
             text = str(deepest).strip().split("\n")
             reason = text[-1] if deepest in compile_errors else f"{type(deepest).__name__}: {text[0]}"
         return KernelError("compile", f"the kernel does not compile: {reason.strip()}",
-                           source.describe_line(line) if line else "", source.line_text(line) if line else "", full)
+                           source.describe_line(line) if line else "", source.line_text(line) if line else "", full,
+                           cause="compile")
     line = _learner_frame(exc, source)
     if isinstance(root, NotImplementedError):
         return KernelError("not_implemented", str(root) or "not implemented yet",
-                           source.describe_line(line) if line else "", "", full)
+                           source.describe_line(line) if line else "", "", full, cause="stub")
     text = str(root).strip().split("\n")[0]
     if "illegal memory access" in text or "CUDA error" in text:
         return KernelError("gpu_fault", f"the GPU stopped the kernel: {text}. On a GPU an out-of-bounds "
                            "access may crash like this, or silently read garbage; run the check on the CPU "
-                           "(the interpreter names the line and the offsets).", "", "", full)
+                           "(the interpreter names the line and the offsets).", "", "", full,
+                           candidates=("mask", "address"))
     return KernelError("exception", f"{type(root).__name__}: {text}",
                        source.describe_line(line) if line else "", source.line_text(line) if line else "", full)

@@ -37,6 +37,8 @@ class Report:
     results: list
     parts: list = field(default_factory=list)   # {"part", "title", "backend", "passed", "correct", "cases", "unrun", "problem"}
     usage_error: str = ""                       # the check could not be asked (no CUDA for --backend gpu, ...)
+    hints: list = field(default_factory=list)   # hints across cases: {"part", "backend", "hint", "cause", "candidates"}
+    not_run: list = field(default_factory=list)  # cases no backend here could run: {"case", "why"}
 
     def __repr__(self) -> str:
         return self.text
@@ -53,8 +55,10 @@ def _fmt(value: float) -> str:
     return f"{value:.2e}"
 
 
-def _comparison_lines(c: dict, depth: int = 2, hint_shown: bool = False) -> list[str]:
-    """hint_shown: this hint was printed for an earlier case of the part: one line, no repeat."""
+def _comparison_lines(c: dict, depth: int = 2, hint_shown: bool = False, hint: bool = True) -> list[str]:
+    """hint_shown: this hint was printed for an earlier case of the part: one line, no repeat.
+    hint: False where a sharper hint of the same case follows (the addresses), so that a question
+    does not pull the other way."""
     pad = INDENT * depth
     if "max_diff" not in c:
         return [f"{pad}{c['label']}: {c.get('hint', 'wrong')}"]
@@ -63,17 +67,33 @@ def _comparison_lines(c: dict, depth: int = 2, hint_shown: bool = False) -> list
     else:
         tolerance = ("must be exact" if not c["allowed"] and not c.get("rtol")
                      else f"tolerance {_fmt(c['allowed'])} + {c.get('rtol', 0.0):.1e}·|expected|")
-        head = (f"{pad}{c['label']}: {c['n_bad']} of {c['n_total']} elements off (max difference "
+        unwritten = f", {c['n_unwritten']} of them never written" if c.get("n_unwritten") else ""
+        head = (f"{pad}{c['label']}: {c['n_bad']} of {c['n_total']} elements off{unwritten} (max difference "
                 f"{_fmt(c['max_diff'])}, {tolerance})")
-    if hint_shown and c.get("hint"):
+    if hint and hint_shown and c.get("hint"):
         return [head + "; the same hint as above"]
     lines = [head]
     if c["n_unwritten"] != c["n_total"]:
         for index, expected, got in c["first_bad"]:
             lines.append(f"{pad}{INDENT}at {list(index)}: expected {expected:.6g}, got {got:.6g}")
-    if c.get("hint"):
+    if hint and c.get("hint"):
         lines.append(f"{pad}hint: {c['hint']}")
     return lines
+
+
+def _case_hint_lines(hints: list, depth: int = 2) -> list[str]:
+    pad = INDENT * depth
+    lines = []
+    for h in hints:
+        first, *rest = h["hint"].split("\n")
+        lines.append(f"{pad}hint: {first}")
+        lines += [f"{pad}{INDENT}{line}" for line in rest]
+    return lines
+
+
+def _sharper(event: dict) -> bool:
+    """Does the case carry a hint that names a cause (the addresses), beside the outputs' questions?"""
+    return any(h.get("cause") for h in event.get("hints", []))
 
 
 def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
@@ -108,6 +128,9 @@ class ReportWriter:
         self.usage_error = ""
         self.saw_cuda = False
         self.sections = 0
+        self.hints: list[dict] = []          # hints across cases, for the Report (and --json)
+        self.backends_run: set[str] = set()  # "interpreter", "gpu": which backends said hello
+        self.only_documented = False         # a check of the documented case alone skips the rest by design
 
     def say(self, text: str = "") -> None:
         self.lines.append(text)
@@ -148,6 +171,7 @@ class ReportWriter:
                                     "anywhere: --backend interpreter.")
                 self.say(f"{BAD} {self.usage_error}")
                 return
+            self.backends_run.add(event["backend"])
             label = "Interpreter (CPU)" if event["backend"] == "interpreter" else f"GPU ({event['device']})"
             self.expected_cases[label] = event.get("cases_per_part", 0)
             if self.backend_section(label):
@@ -218,12 +242,17 @@ class ReportWriter:
             for line in _error_lines(error, self.verbose):
                 self.say(line)
         elif not ok:
+            sharper = _sharper(event)
             for c in event["comparisons"]:
                 if not c["ok"]:
                     key = (event["part"], c.get("hint"))
-                    for line in _comparison_lines(c, hint_shown=key in self.shown_hints):
+                    show = not sharper or bool(c.get("cause"))
+                    for line in _comparison_lines(c, hint_shown=key in self.shown_hints, hint=show):
                         self.say(line)
-                    self.shown_hints.add(key)
+                    if show:
+                        self.shown_hints.add(key)
+            for line in _case_hint_lines(event.get("hints", [])):
+                self.say(line)
             if event.get("mutated"):
                 self.say(f"{INDENT * 2}the kernel changed its inputs: {', '.join(event['mutated'])} "
                          f"(inputs are read-only; write only to outputs)")
@@ -237,42 +266,46 @@ class ReportWriter:
             self.last_error = (error["kind"], error["message"], error.get("where"))
             for line in _error_lines(error, self.verbose, depth=1):
                 self.say(line)
-            self.say(f"{INDENT}Overall:      {BAD} INCORRECT")
-            self.say("Case matrix:")
+            self.say(f"{INDENT}This case:    {BAD} INCORRECT")
+            self.say("The other cases:")
             return
         comparisons = event["comparisons"]
         forward = [c for c in comparisons if c["forward"]]
         grads = [c for c in comparisons if not c["forward"]]
+        sharper = _sharper(event)
         for c in forward:
             name = c.get("title") or c["label"]
             diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
             self.say(f"{INDENT}{name} max difference: {diff}" + ("" if c["ok"] else f" {BAD}"))
             if not c["ok"]:
-                for line in _comparison_lines(c):
+                for line in _comparison_lines(c, hint=not sharper or bool(c.get("cause"))):
                     self.say(line)
         for c in grads:
             diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
             self.say(f"{INDENT}{c['label']}: {diff} {OK if c['ok'] else BAD}")
             if not c["ok"]:
-                for line in _comparison_lines(c):
+                for line in _comparison_lines(c, hint=not sharper or bool(c.get("cause"))):
                     self.say(line)
+        for line in _case_hint_lines(event.get("hints", []), depth=1):
+            self.say(line)
         verdict = lambda group: f"{OK} CORRECT" if all(c["ok"] for c in group) else f"{BAD} INCORRECT"  # noqa: E731
         part = self.puzzle.part(event["part"])
-        width = max(len(part.forward_label), len(part.gradient_label), len("Overall")) + 2
+        width = max(len(part.forward_label), len(part.gradient_label), len("This case")) + 2
         if forward:
             self.say(f"{INDENT}{(part.forward_label + ':').ljust(width)}{verdict(forward)}")
         if grads:
             self.say(f"{INDENT}{(part.gradient_label + ':').ljust(width)}{verdict(grads)}")
         if event.get("mutated"):
             self.say(f"{INDENT}{BAD} the kernel changed its inputs: {', '.join(event['mutated'])}")
-        self.say(f"{INDENT}{'Overall:'.ljust(width)}{OK + ' CORRECT' if event['status'] == 'pass' else BAD + ' INCORRECT'}")
-        self.say("Case matrix:")
+        self.say(f"{INDENT}{'This case:'.ljust(width)}{OK + ' CORRECT' if event['status'] == 'pass' else BAD + ' INCORRECT'}")
+        self.say("The other cases:")
 
     def part_end(self, part: str) -> None:
         tally = self.tally(part)
-        pairs = [(self.cases[r["case"]], r["status"] == "pass") for r in tally.results if r["case"] in self.cases]
+        pairs = [(self.cases[r["case"]], r) for r in tally.results if r["case"] in self.cases]
         for hint in summary_hints(self.puzzle, pairs):
-            self.say(f"{INDENT}hint: {hint}")
+            self.say(f"{INDENT}hint: {hint.text}")
+            self.hints.append({"part": part, "backend": self.backend, **hint.to_json()})
 
     def finish(self, parts: list[str]) -> Report:
         self.say()
@@ -285,16 +318,29 @@ class ReportWriter:
                     continue
                 n_ok = sum(r["status"] == "pass" for r in tally.results)
                 total = len(tally.results)
-                pieces = [f"{n_ok}/{total} cases correct"] if tally.results else []
-                pieces += tally.problems[:1]
-                if tally.unrun and (tally.results or tally.problems[:1] != ["kernel cells do not run"]):
-                    pieces.append(f"{tally.unrun} of {tally.expected} cases not run")
-                detail = "; ".join(pieces)
+                if tally.problems and tally.results:
+                    # "1/1 correct" would read as a pass: say where it stopped, and why
+                    detail = (f"{tally.problems[0]}: stopped after {total} of {tally.expected or total} cases "
+                              f"({n_ok} correct)")
+                elif tally.problems:
+                    detail = tally.problems[0]
+                else:
+                    detail = f"{n_ok}/{total} cases correct"
+                    if tally.unrun:
+                        detail += f"; {tally.unrun} of {tally.expected} cases not run"
                 self.say(f"{INDENT}{tally.backend}: {OK if tally.passed else BAD} {detail}")
                 everything_ok &= tally.passed
         if not self.tallies:
             everything_ok = False
-        self.say(f"Overall Result: {OK + ' ALL CORRECT' if everything_ok else BAD + ' NOT ALL CORRECT'}")
+        not_run = self._not_run()
+        if not_run:
+            names = "; ".join(c["case"] for c in not_run[:4]) + ("; …" if len(not_run) > 4 else "")
+            self.say(f"Not run here: {len(not_run)} case{'s' if len(not_run) > 1 else ''} that only a GPU runs "
+                     f"({names}). A CUDA machine checks them too.")
+        verdict = OK + " ALL CORRECT" if everything_ok else BAD + " NOT ALL CORRECT"
+        if everything_ok and not_run:
+            verdict += f" in the interpreter; {len(not_run)} GPU-only case{'s' if len(not_run) > 1 else ''} not run"
+        self.say(f"Overall Result: {verdict}")
         results = [r for tally in self.tallies.values() for r in tally.results]
         summary = [{"part": name, "title": self.puzzle.part(name).title, "backend": tally.backend,
                     "passed": tally.passed, "correct": sum(r["status"] == "pass" for r in tally.results),
@@ -302,4 +348,12 @@ class ReportWriter:
                     "problem": tally.problems[0] if tally.problems else ""}
                    for (name, _), tally in self.tallies.items()]
         return Report(everything_ok and not self.usage_error, "\n".join(self.lines), results, summary,
-                      self.usage_error)
+                      self.usage_error, self.hints, not_run)
+
+    def _not_run(self) -> list[dict]:
+        """Cases that only a GPU runs, where no GPU section ran: named, so that an all-correct
+        interpreter report does not pass for more than it checked."""
+        if self.usage_error or self.only_documented or "gpu" in self.backends_run or not self.backends_run:
+            return []
+        return [{"case": c.name, "why": "bfloat16 on a GPU" if c.dtype == "bfloat16" else "GPU only (size)"}
+                for c in self.puzzle.cases() if c.gpu_only]

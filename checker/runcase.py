@@ -1,12 +1,13 @@
 """One case of one part: make inputs, ask autograd, run the kernels safely, compare, diagnose."""
 from __future__ import annotations
 
+import re
 import time
 
 import torch
 
 from checker.compare import compare
-from checker.diagnose import output_hint
+from checker.diagnose import Evidence, output_hint
 from checker.errors import describe
 from checker.source import KernelSource
 from checker.spec import Case, Part, Puzzle
@@ -75,7 +76,7 @@ def _reproducibility(part: Part, kernels, inputs: dict, case: Case, first: dict)
                           != b.reshape(-1).view(torch.uint8 if b.element_size() == 1 else _same_width_int(b))).sum())
             if differ and all(f["label"] != output.label for f in found):
                 found.append({"label": output.label, "ok": False, "forward": output.forward,
-                              "title": output.title or output.label,
+                              "title": output.title or output.label, "cause": "determinism", "candidates": [],
                               "hint": f"not reproducible: launch {launch} of {part.repeat} differs from launch 1 in "
                                       f"{differ} of {a.numel()} elements, bit for bit. Atomic additions land in a "
                                       f"different order every run, and floating-point addition is not "
@@ -101,6 +102,15 @@ def poison(t: torch.Tensor) -> None:
         t.fill_(float("nan"))
 
 
+def poison_of(t: torch.Tensor) -> tuple | None:
+    """(NumPy integer type, bits) of the poison in a tensor that `poison` filled, for the sanitizer."""
+    import numpy as np
+    if not (t.is_floating_point() and t.element_size() in POISON_BITS):
+        return None
+    int_type, bits = POISON_BITS[t.element_size()]
+    return {torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64}[int_type], bits
+
+
 def unwritten_mask(t: torch.Tensor) -> torch.Tensor:
     if t.is_floating_point() and t.element_size() in POISON_BITS and t.is_contiguous():
         int_type, bits = POISON_BITS[t.element_size()]
@@ -117,6 +127,73 @@ def _terms(reference, output) -> "int | torch.Tensor":
     if output.name in reference.contributions:
         return reference.contributions[output.name].shape[0]
     return reference.rows
+
+
+def _sanitizer():
+    """The sanitizer module when it guards this process's launches (the interpreter), else None."""
+    import sys
+    sanitizer = sys.modules.get("checker.sanitizer")
+    return sanitizer if sanitizer is not None and sanitizer.enabled() else None
+
+
+ATOMIC_CALL = re.compile(r"\btl\.atomic_(add|max|min|and|or|xor)\s*\(")
+
+
+def _written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[str]]:
+    """Without the sanitizer, what the kernels' text does to each output: a tl.load, tl.store or
+    tl.atomic_* whose pointer expression names the output's parameter (z_ptr, dgamma_ptr). An output
+    no call names is left out (unknown)."""
+    import ast
+    try:
+        tree = ast.parse(source.text)
+    except SyntaxError:
+        return {}
+    kinds: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args):
+            continue
+        call = node.func.attr
+        kind = {"store": "store", "load": "load"}.get(call, "atomic" if call.startswith("atomic_") else "")
+        if not kind:
+            continue
+        used = {n.id.lower() for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+        for name in names:
+            if any(u == name.lower() or u.startswith(f"{name.lower()}_") for u in used):
+                kinds.setdefault(name, set()).add(kind)
+    return kinds
+
+
+def _evidence(part: Part, outputs: dict, source: KernelSource) -> Evidence:
+    """What the launch did besides its values: from the sanitizer where it ran, else from the text."""
+    evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)))
+    evidence.kinds = _written_by_text(source, [o.name for o in part.outputs])
+    sanitizer = _sanitizer()
+    if sanitizer is not None:
+        evidence.sanitized = True
+        evidence.kinds = {o.name: sanitizer.access_kinds(outputs[o.name]) for o in part.outputs if o.name in outputs}
+        names = {}
+        for o in part.outputs:
+            if o.name in outputs:
+                names.update({v: o.name for v in _pointer_names(o.name)})
+        for tensor, where in sanitizer.poison_reads():
+            name = names.get(tensor, tensor)
+            evidence.poison_read.setdefault(name, where)
+    return evidence
+
+
+def _pointer_names(name: str) -> list[str]:
+    """The kernel parameter names a learner gives an output's pointer: z -> z_ptr, z."""
+    return [name, f"{name}_ptr", f"{name}ptr"]
+
+
+def _address_hints() -> list[dict]:
+    """Address evidence from the sanitizer for a case whose results are wrong."""
+    sanitizer = _sanitizer()
+    if sanitizer is None:
+        return []
+    return [{"hint": (f"seen in the addresses at {where}" if where else "seen in the addresses:") + f"\n{finding.text}",
+             "cause": finding.cause,
+             "candidates": list(finding.candidates)} for where, finding in sanitizer.address_findings()]
 
 
 def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
@@ -145,9 +222,13 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             poison(outputs[output.name])  # an output never written keeps the checker's own NaN
             poisoned[output.name] = True
     before = {name: value.clone() for name, value in inputs.items() if torch.is_tensor(value)}
-    if device == "cpu":
-        from checker import sanitizer  # a race message depends on whether the output sums shares
+    sanitizer = _sanitizer() if device == "cpu" else None
+    if sanitizer is not None:
+        # a race message depends on whether the output sums shares; a read of the fill is evidence
         sanitizer.expect_shared([outputs[o.name] for o in part.outputs if o.accumulated and o.name in outputs])
+        sanitizer.expect_outputs([(outputs[name], *poison_of(outputs[name])) for name in poisoned
+                                  if poison_of(outputs[name]) is not None])
+        sanitizer.reset_evidence()
     try:
         if on_launch is not None:
             on_launch()
@@ -163,7 +244,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         return {**result, "status": "error", "error": error.to_json(), "fatal": fatal}
 
     mutated = _mutated_inputs(before, inputs)
-    comparisons, maps = [], {}
+    comparisons, maps, evidence = [], {}, None
     for output in part.outputs:
         got = produced.get(output.name)
         ref = reference.outputs[output.name]
@@ -178,14 +259,17 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
                              unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
-            comparison.hint = output_hint(puzzle, output, got, reference, tol, comparison)
+            evidence = evidence or _evidence(part, outputs, source)
+            hint = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case)
+            comparison.hint, comparison.cause, comparison.candidates = hint.text, hint.cause, list(hint.candidates)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
         comparisons.append({**comparison.to_json(), "forward": output.forward, "title": output.title or output.label})
     if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
+    hints = _address_hints() if not ok else []
     clock.append(time.perf_counter())
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
-    return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons,
+    return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,
             "mutated": mutated, "error_maps": maps, "timings": timings}

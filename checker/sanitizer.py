@@ -47,6 +47,8 @@ import torch
 import triton
 from triton.runtime import interpreter as _interp
 
+from checker import addresses
+
 __all__ = ["KernelFault", "enable", "disable", "sanitized"]
 
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
@@ -64,9 +66,11 @@ class KernelFault(Exception):
     """A kernel touched memory it must not touch; `message` is the learner-facing report."""
 
     def __init__(self, kind: str, program_id: tuple, filename: str, lineno: int, tensor: str,
-                 message: str) -> None:
+                 message: str, cause: str = "", candidates: tuple = ()) -> None:
         super().__init__(message)
         self.kind = kind
+        self.cause = cause                # the class the evidence names (checker/hints.py)
+        self.candidates = candidates      # or the classes it asks about
         self.program_id = program_id
         self.filename = filename
         self.lineno = lineno
@@ -81,6 +85,7 @@ class KernelFault(Exception):
 class _Config:
     learner_files: Callable[[str], bool]
     describe_line: Callable[[str, int], str]
+    in_loop: Callable[[str, int], bool] = lambda filename, lineno: False
 
 
 _config: Optional[_Config] = None  # None while disabled
@@ -99,6 +104,79 @@ def expect_shared(tensors: list[torch.Tensor]) -> None:
 
 def shared_tensors() -> list[torch.Tensor]:
     return list(_shared_tensors)
+
+
+_watched: list[tuple[int, int, Any, int]] = []  # outputs filled with poison: (lo, hi, int dtype, bits)
+_watched_tensors: list[torch.Tensor] = []
+
+
+def expect_outputs(filled: list[tuple[torch.Tensor, Any, int]]) -> None:
+    """Declare the outputs the checker filled with a poison value: (tensor, NumPy integer dtype of
+    the same width, the poison's bits). A load that reads the poison back is noted as evidence
+    (the kernel read an output before writing it). Replaces the last call."""
+    _watched_tensors[:] = [t for t, _, _ in filled]
+    _watched[:] = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size(), int_type, bits)
+                   for t, int_type, bits in filled]
+
+
+def _poison_of(buf: "_Buffer") -> Optional[tuple]:
+    lo = buf.original.data_ptr()
+    hi = lo + buf.nbytes
+    return next(((int_type, bits) for start, end, int_type, bits in _watched if lo < end and start < hi), None)
+
+
+@dataclasses.dataclass
+class _Evidence:
+    """What one finished (or faulted) launch leaves for the diagnosis: where its blocks went, what it
+    did to each tensor, and which outputs it read before writing."""
+    sites: dict
+    site_views: dict
+    grid: tuple
+    scalars: dict
+    poison_reads: list
+    kinds: list   # (storage lo, hi, {"load", "store", "atomic"})
+
+    @classmethod
+    def of(cls, launch: "_Launch") -> "_Evidence":
+        kinds = [(b.original.data_ptr(), b.original.data_ptr() + b.nbytes, set(b.kinds)) for b in launch.buffers]
+        return cls(launch.sites, launch.site_views, launch.grid, launch.scalars, launch.poison_reads, kinds)
+
+
+_finished: list[_Evidence] = []  # launches since reset_evidence(), in order
+
+
+def reset_evidence() -> None:
+    _finished.clear()
+
+
+def address_findings() -> list[tuple[str, addresses.Finding]]:
+    """Address evidence from the launches since reset_evidence(): (where, finding) for each line
+    whose lanes step by none of its tensor's strides, or whose program ids move its block outside the
+    tensor. Asked only when a case's results are wrong."""
+    found = []
+    for evidence in _finished:
+        unused = addresses.unused_program_ids(evidence.sites, evidence.grid)
+        if unused is not None:
+            found.append(("", unused))
+        for key, site in evidence.sites.items():
+            view = evidence.site_views[key]
+            finding = addresses.audit(view.layout(), site, evidence.grid, evidence.scalars)
+            if finding is not None and all(f.text != finding.text for _, f in found):
+                found.append((_where(key[0], key[1]), finding))
+    return found
+
+
+def poison_reads() -> list[tuple[str, str]]:
+    """(tensor, where) for each output a launch read while it still held the checker's fill."""
+    return [(name, _config.describe_line(filename, lineno) if filename else "an unknown line")
+            for e in _finished for name, filename, lineno in e.poison_reads]
+
+
+def access_kinds(tensor: torch.Tensor) -> set[str]:
+    """What the launches since reset_evidence() did to a tensor's bytes: load, store, atomic."""
+    lo = tensor.data_ptr()
+    hi = lo + tensor.numel() * tensor.element_size()
+    return set().union(*[k for e in _finished for start, end, k in e.kinds if start < hi and lo < end])
 
 
 def _is_shared(buf: "_Buffer") -> bool:
@@ -121,6 +199,11 @@ class _View:
     itemsize: int
     shape: tuple
     contiguous: bool
+    strides: tuple = ()
+
+    def layout(self) -> addresses.Layout:
+        return addresses.Layout(self.name, self.shape, self.strides, self.itemsize,
+                                (self.end - self.start) // self.itemsize)
 
 
 class _Shadow:
@@ -146,6 +229,8 @@ class _Buffer:
         self.views: list[_View] = []
         self.written = False
         self.plain_stored = False
+        self.kinds: set[str] = set()   # load / store / atomic: what the launch did to these bytes
+        self.watch_poison: Optional[tuple] = None   # (int dtype, bits): an output still holding the fill
         self._shadow: Optional[_Shadow] = None
         # Loads and atomics only matter to a later plain store, and most buffers (inputs,
         # atomic accumulators) never get one: queue them and fold them in when one comes.
@@ -176,20 +261,27 @@ class _Buffer:
 class _Launch:
     """Everything the hooks need while one kernel launch runs."""
 
-    def __init__(self, buffers: list[_Buffer], arena: torch.Tensor) -> None:
+    def __init__(self, buffers: list[_Buffer], arena: torch.Tensor, scalars: dict[str, int]) -> None:
         self.buffers = buffers
         self.zone_los = [b.zone_lo for b in buffers]
         self.arena = arena  # keeps the re-homed storages alive for the launch
         self.grid_idx: Optional[tuple] = None
+        self.grid: tuple = (1, 1, 1)
         self.pid = 0
         self.pid_i32 = np.int32(0)
         self.locks: set[int] = set()  # addresses the running program holds as a lock
+        self.scalars = scalars        # the launch's integer arguments by name, to name values in reports
+        # (learner file, line, tensor) -> its pointer blocks' steps and each program's origin there
+        self.sites: dict[tuple[str, int, str], addresses.Site] = {}
+        self.site_views: dict[tuple[str, int, str], _View] = {}
+        self.poison_reads: list[tuple[str, str, int]] = []   # (tensor, file, line): an output read unwritten
 
     def program(self, builder: Any) -> int:
         """Linear id of the running program; resets per-program state when it changes."""
         idx = builder.grid_idx
         if idx != self.grid_idx:
             nx, ny, nz = builder.grid_dim
+            self.grid = (nx, ny, nz)
             self.grid_idx = idx
             self.pid = (idx[0] * ny + idx[1]) * nz + idx[2]
             self.pid_i32 = np.int32(self.pid)
@@ -323,11 +415,16 @@ def _rehome(arg_names: list[str], args: tuple, kwargs: dict) -> Optional[tuple[_
                                                                     t.stride())
                 t_lo, t_hi = _byte_span(t)
                 start = new[id(t)].data_ptr()
-                buf.views.append(_View(name, start, start + t_hi - t_lo, size, tuple(t.shape), t.is_contiguous()))
+                buf.views.append(_View(name, start, start + t_hi - t_lo, size, tuple(t.shape), t.is_contiguous(),
+                                     tuple(t.stride())))
             buffers.append(buf)
     new_args = tuple(_replace(a, new) for a in args)
     new_kwargs = {k: _replace(v, new) for k, v in kwargs.items()}
-    return _Launch(buffers, arena), new_args, new_kwargs
+    scalars = {name: int(v) for name, v in list(zip(arg_names, args)) + list(kwargs.items())
+               if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
+    for buf in buffers:
+        buf.watch_poison = _poison_of(buf)
+    return _Launch(buffers, arena, scalars), new_args, new_kwargs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,10 +463,55 @@ def _check(builder: Any, ptr: Any, mask: Any, kind: str, op: str) -> None:
         if view.start <= lo and hi + width <= view.end:
             if kind != LOAD:
                 buf.written = True
+            buf.kinds.add(kind)
+            _record_site(launch, view, ptr, builder)
+            if kind == LOAD and buf.watch_poison is not None:
+                _note_poison_read(launch, buf, view, addrs)
             if not launch.locks:
-                _track(launch, buf, addrs, kind, pid, builder, op)
+                _track(launch, buf, addrs, kind, pid, builder, op, ptr)
             return
     _check_lanes(launch, builder, ptr, mask, addrs, width, kind, op, pid)
+
+
+def _lane_offsets(ptr: Any, view: _View) -> np.ndarray:
+    """Every lane's element offset from the start of `view` (masked-off lanes too), in the
+    pointer block's shape."""
+    return (_data(ptr).astype(np.int64) - view.start) // view.itemsize
+
+
+def _record_site(launch: _Launch, view: _View, ptr: Any, builder: Any) -> None:
+    """Remember how this line's pointer block steps (once) and where each program's block starts
+    (its first access there): the evidence that tells a wrong address from a missing mask."""
+    filename, lineno = _learner_frame()
+    if not filename:
+        return
+    key = (filename, lineno, view.name)
+    pid = tuple(int(i) for i in builder.grid_idx)
+    site = launch.sites.get(key)
+    if site is not None and pid in site.origins:
+        return
+    if site is None:
+        offsets = _lane_offsets(ptr, view)
+        site = launch.sites[key] = addresses.Site(addresses.lane_steps(offsets), offsets.shape)
+        launch.site_views[key] = view
+    site.origins[pid] = (int(_data(ptr).flat[0]) - view.start) // view.itemsize
+
+
+def _note_poison_read(launch: _Launch, buf: _Buffer, view: _View, addrs: np.ndarray) -> None:
+    """A load of an output element that still holds the checker's fill: the kernel read an output
+    before writing it (or through the wrong pointer). Noted once per tensor."""
+    if any(name == view.name for name, _, _ in launch.poison_reads):
+        return
+    int_type, bits = buf.watch_poison
+    size = np.dtype(int_type).itemsize
+    try:
+        words = buf.copy.numpy().view(int_type)
+    except ValueError:  # not a whole number of words
+        return
+    idx = ((addrs.astype(np.uint64) - buf.data_lo_u64) // np.uint64(size)).astype(np.int64)
+    idx = idx[(idx >= 0) & (idx < words.size)]
+    if idx.size and bool((words[idx] == bits).any()):
+        launch.poison_reads.append((view.name, *_learner_frame()))
 
 
 def _check_lanes(launch: _Launch, builder: Any, ptr: Any, mask: Any, addrs: np.ndarray, width: int,
@@ -392,12 +534,13 @@ def _check_lanes(launch: _Launch, builder: Any, ptr: Any, mask: Any, addrs: np.n
         buf = launch.buffers[b]
         if kind != LOAD:
             buf.written = True
+        buf.kinds.add(kind)
         if not launch.locks:
-            _track(launch, buf, addrs[owner == b], kind, pid, builder, op)
+            _track(launch, buf, addrs[owner == b], kind, pid, builder, op, ptr)
 
 
 def _track(launch: _Launch, buf: _Buffer, addrs: np.ndarray, kind: str, pid: int, builder: Any,
-           op: str) -> None:
+           op: str, ptr: Any) -> None:
     """Record this access for race detection and fault on a conflict with another program."""
     idx = ((addrs - buf.data_lo_u64) >> buf.shift).view(np.int64)  # small and positive: a free view
     p = launch.pid_i32
@@ -407,7 +550,7 @@ def _track(launch: _Launch, buf: _Buffer, addrs: np.ndarray, kind: str, pid: int
             clash = (writer != _NO_PID) & (writer != p)
             if clash.any():
                 i = int(np.argmax(clash))
-                raise _fault_race(builder, launch, buf, int(idx[i]), kind, op, int(writer[i]), True)
+                raise _fault_race(builder, launch, buf, int(idx[i]), kind, op, int(writer[i]), True, ptr)
         buf.defer(pid, idx)
         return
     sh = buf.history()
@@ -416,7 +559,7 @@ def _track(launch: _Launch, buf: _Buffer, addrs: np.ndarray, kind: str, pid: int
         i = int(np.argmax((lo < p) | (hi > p)))
         other = int(lo[i]) if lo[i] < p else int(hi[i])
         stored = int(sh.store_pid[idx[i]]) == other
-        raise _fault_race(builder, launch, buf, int(idx[i]), kind, op, other, stored)
+        raise _fault_race(builder, launch, buf, int(idx[i]), kind, op, other, stored, ptr)
     buf.plain_stored = True
     sh.store_pid[idx] = p
     sh.min_pid[idx] = np.minimum(lo, p)
@@ -427,23 +570,31 @@ def _track(launch: _Launch, buf: _Buffer, addrs: np.ndarray, kind: str, pid: int
 # Learner-facing reports
 
 
+_learner_file: dict[str, bool] = {}  # file name -> is it the learner's? (asked for every access)
+
+
 def _learner_frame() -> tuple[str, int]:
     """Innermost frame outside Triton and this module that the caller calls the learner's."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if name != __file__ and not name.startswith(_TRITON_DIR) and _config.learner_files(name):
+        mine = _learner_file.get(name)
+        if mine is None:
+            mine = _learner_file[name] = (name != __file__ and not name.startswith(_TRITON_DIR)
+                                          and _config.learner_files(name))
+        if mine:
             return name, frame.f_lineno
         frame = frame.f_back
     return "", 0
 
 
 def _where(filename: str, lineno: int) -> str:
+    """'`kernel`, cell 4, line 3:' and the line's code below it (ends with the colon either way)."""
     if not filename:
-        return "an unknown line"
+        return "an unknown line:"
     text = f"{_config.describe_line(filename, lineno)}"
     source = linecache.getline(filename, lineno).strip()
-    return f"{text}:\n    {source}" if source else text
+    return f"{text}:\n    {source}" if source else f"{text}:"
 
 
 def _pid_text(pid: tuple) -> str:
@@ -459,7 +610,8 @@ def _offsets_text(offsets: np.ndarray) -> str:
 _VERB = {LOAD: "load from", STORE: "store to", ATOMIC: "atomic update of"}
 
 
-def _mask_advice(view: _View, span: int, offsets: np.ndarray, op: str, tile: bool, had_mask: bool) -> str:
+def _mask_advice(view: _View, span: int, offsets: np.ndarray, op: str, tile: bool, had_mask: bool,
+                 certain: bool = True) -> str:
     name = view.name
     if op == "load":
         call = f"tl.load({name} + offsets, mask=mask, other=0.0)"
@@ -472,13 +624,28 @@ def _mask_advice(view: _View, span: int, offsets: np.ndarray, op: str, tile: boo
         cond = "(offsets >= 0) & (offsets < n_elements)"
     else:
         cond = "offsets < n_elements"
-    if had_mask:
+    if not certain:
+        lead = (f"If it is the mask: it must switch off every offset outside [0, {span}) (compare with this "
+                f"tensor's size, and use `<`, not `<=`), e.g.")
+    elif had_mask:
         lead = (f"This access already has a mask, but it lets these lanes through: it must switch off every "
                 f"offset outside [0, {span}) (compare with the tensor's size, not the block size, and use "
                 "`<`, not `<=`). For example:")
     else:
         lead = "Fix: switch off the lanes that fall outside with a mask, e.g."
     return f"{lead}\n    mask = {cond}\n    {call}"
+
+
+def _oob_diagnosis(view: _View, ptr: Any, mask: Any, pid: tuple, filename: str,
+                   lineno: int) -> addresses.Finding:
+    """Mask or address? The lanes' steps and the block's start against the tensor's layout."""
+    lanes = _lane_offsets(ptr, view)
+    active = np.ones(lanes.shape, dtype=bool) if mask is None else np.broadcast_to(_data(mask), lanes.shape)
+    key = (filename, lineno, view.name)
+    site = _launch.sites.get(key) or addresses.Site(addresses.lane_steps(lanes), lanes.shape)
+    others = {v.name: (v.end - v.start) // v.itemsize for b in _launch.buffers for v in b.views if v is not view}
+    return addresses.out_of_bounds(view.layout(), lanes, active, site, pid, _launch.grid, _launch.scalars,
+                                   _config.in_loop(filename, lineno), others)
 
 
 def _fault_oob(builder: Any, view: _View, offsets: np.ndarray, kind: str, op: str, ptr: Any,
@@ -488,6 +655,7 @@ def _fault_oob(builder: Any, view: _View, offsets: np.ndarray, kind: str, op: st
     span = (view.end - view.start) // view.itemsize
     # tl.load/tl.store without a mask reach the builder without one; atomics always get one
     had_mask = mask is not None and (kind != ATOMIC or not bool(np.all(_data(mask))))
+    finding = _oob_diagnosis(view, ptr, mask, pid, filename, lineno)
     side = "before the start of" if offsets[0] < 0 else "past the end of"
     if len(offsets) > 1:
         these = f"Element offsets {_offsets_text(offsets)} are"
@@ -499,9 +667,14 @@ def _fault_oob(builder: Any, view: _View, offsets: np.ndarray, kind: str, op: st
         f"{these} {side} `{view.name}`: valid offsets are [0, {span}){shape}.",
         "On a GPU this would touch memory that belongs to something else (wrong values, a crash, or "
         "another tensor silently overwritten); the checker stopped it before memory was touched.",
-        _mask_advice(view, span, offsets, op, np.ndim(_data(ptr)) >= 2, had_mask),
+        *([finding.text + ("" if "mask" in finding.candidates else " A mask would only hide this.")]
+          if finding.text else []),
+        # where a mask is (one of) the fixes, show how to write it
+        *([_mask_advice(view, span, offsets, op, np.ndim(_data(ptr)) >= 2, had_mask, finding.cause == "mask")]
+          if "mask" in (finding.cause, *finding.candidates) else []),
     ])
-    return KernelFault("out_of_bounds", pid, filename, lineno, view.name, message)
+    return KernelFault("out_of_bounds", pid, filename, lineno, view.name, message, finding.cause,
+                       finding.candidates)
 
 
 def _element_text(view: _View, offset: int) -> str:
@@ -512,7 +685,7 @@ def _element_text(view: _View, offset: int) -> str:
 
 
 def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind: str, op: str,
-                other: int, other_stored: bool) -> KernelFault:
+                other: int, other_stored: bool, ptr: Any) -> KernelFault:
     filename, lineno = _learner_frame()
     pid = tuple(int(i) for i in builder.grid_idx)
     nx, ny, nz = builder.grid_dim
@@ -520,26 +693,36 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
     addr = buf.data_lo + (element << int(buf.shift))
     view = next((v for v in buf.views if v.start <= addr < v.end), buf.views[0])
     offset = (addr - view.start) // view.itemsize
-    doing = {LOAD: "loads", STORE: "stores to", ATOMIC: f"updates it with tl.{op}, and"}[kind]
+    doing = {LOAD: "loads this element", STORE: "stores to this element",
+             ATOMIC: f"updates this element with tl.{op}"}[kind]
     done = "stored to it with a plain tl.store" if other_stored else "also reads or updates it"
+    cause, candidates = "atomic", ()
     if _is_shared(buf):
         fix = ("Fix: this output sums shares from several programs: add each share with tl.atomic_add "
                "(or another tl.atomic_* op), never with a load, an add and a store.")
     else:
-        fix = (f"Fix: each element of `{view.name}` belongs to exactly one program, so two programs reaching "
-               "it means their offsets overlap: compute every offset from tl.program_id, and mask the "
-               "lanes past the end of the program's own block or row.")
+        lanes = _lane_offsets(ptr, view)
+        site = launch.sites.get((filename, lineno, view.name)) or addresses.Site(addresses.lane_steps(lanes),
+                                                                               lanes.shape)
+        finding = addresses.overlapping_writes(view.layout(), lanes, site, pid, launch.grid, launch.scalars)
+        if finding is not None:
+            fix, cause = f"Each element of `{view.name}` belongs to exactly one program. {finding.text}", finding.cause
+        else:
+            cause, candidates = "", ("address", "mask")
+            fix = (f"Each element of `{view.name}` belongs to exactly one program, so two programs reaching it "
+                   "means their blocks overlap: either an offset is computed wrongly (each program's start "
+                   "from tl.program_id, the strides), or lanes past the end of a block reach into the next "
+                   "one and need a mask.")
     message = "\n".join([
         f"Data race on `{view.name}` {_element_text(view, offset)}, in program {_pid_text(pid)} at "
         f"{_where(filename, lineno)}",
-        f"Program {_pid_text(pid)} {doing} this element, but program {_pid_text(other_pid)} {done} in "
-        "the same launch.",
+        f"Program {_pid_text(pid)} {doing}, but program {_pid_text(other_pid)} {done} in the same launch.",
         "On a GPU, programs run in parallel, so these accesses happen in no fixed order and one "
         "program's update can overwrite another's. The interpreter runs programs one after another, "
         "so the answer can look right here and still be wrong on a GPU.",
         fix,
     ])
-    return KernelFault("race", pid, filename, lineno, view.name, message)
+    return KernelFault("race", pid, filename, lineno, view.name, message, cause, candidates)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,6 +819,8 @@ def _make_launch_hook() -> Callable:
             raise fault.with_traceback(None) from None
         finally:
             _launch = None
+            _finished.append(_Evidence.of(launch))
+            del _finished[:-16]  # a check asks after each case; a bare loop of launches must not pile up
         launch.copy_back()
 
     launch_hook.__wrapped__ = original
@@ -643,10 +828,14 @@ def _make_launch_hook() -> Callable:
 
 
 def enable(learner_files: Callable[[str], bool] = lambda f: True,
-           describe_line: Callable[[str, int], str] = lambda f, n: f"{f}, line {n}") -> None:
-    """Check every interpreted launch from now on (idempotent; a second call updates the callbacks)."""
+           describe_line: Callable[[str, int], str] = lambda f, n: f"{f}, line {n}",
+           in_loop: Callable[[str, int], bool] = lambda f, n: False) -> None:
+    """Check every interpreted launch from now on (idempotent; a second call updates the callbacks).
+    in_loop(file, line): is that line of the learner's inside a loop (a block that starts outside
+    its tensor may then be a loop running one step too far)."""
     global _config
-    _config = _Config(learner_files, describe_line)
+    _config = _Config(learner_files, describe_line, in_loop)
+    _learner_file.clear()
     if _originals:
         return
     for name, (kind, ptr_pos, mask_pos, op) in _MEMORY_OPS.items():
@@ -655,6 +844,10 @@ def enable(learner_files: Callable[[str], bool] = lambda f: True,
             setattr(_interp.InterpreterBuilder, name, _memory_hook(name, kind, ptr_pos, mask_pos, op))
     _originals[(_interp.GridExecutor, "__call__")] = _interp.GridExecutor.__call__
     _interp.GridExecutor.__call__ = _make_launch_hook()
+
+
+def enabled() -> bool:
+    return _config is not None
 
 
 def disable() -> None:
@@ -679,4 +872,4 @@ def sanitized(learner_files: Callable[[str], bool] = lambda f: True,
         if previous is None:
             disable()
         else:
-            enable(previous.learner_files, previous.describe_line)
+            enable(previous.learner_files, previous.describe_line, previous.in_loop)

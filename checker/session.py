@@ -38,6 +38,7 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     shards: interpreter workers sharing the cases (None: as many as the idle cores allow).
     """
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
+    writer.only_documented = only_documented
     writer.title(source.origin, parts)
     runnable = []
     for part in parts:

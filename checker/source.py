@@ -37,6 +37,7 @@ class KernelSource:
     # whose last run failed): for a message that says what is actually missing. Not sent to workers.
     elsewhere: dict[str, tuple[str, str]] = field(default_factory=dict)   # name -> (place, code)
     no_kernel_cells: bool = False    # a saved notebook without a single cell tagged `kernel`
+    _loop_lines: set | None = field(default=None, repr=False, compare=False)  # lines inside loops (lazily)
 
     def chunk_text(self, chunk: Chunk) -> str:
         lines = self.text.split("\n")
@@ -73,6 +74,19 @@ class KernelSource:
             if isinstance(node, ast.FunctionDef) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
                 return node.name
         return ""
+
+    def in_loop(self, lineno: int) -> bool:
+        """Is this line inside a for or while loop of a function (a kernel's loop)?"""
+        if self._loop_lines is None:
+            self._loop_lines = set()
+            try:
+                tree = ast.parse(self.text)
+            except SyntaxError:
+                return False
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.For, ast.While)):
+                    self._loop_lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        return lineno in self._loop_lines
 
     def line_text(self, lineno: int) -> str:
         lines = self.text.splitlines()

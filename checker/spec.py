@@ -78,18 +78,24 @@ class Reference:
 
 @dataclass(frozen=True)
 class Pattern:
-    """A known bug: if a wrong output matches `Reference.alternatives[name]`, show `hint`."""
+    """A known bug: if a wrong output matches `Reference.alternatives[name]`, show `hint`; `cause`
+    is its class (checker/hints.py CAUSES)."""
     name: str
     hint: str
+    cause: str
 
 
 @dataclass(frozen=True)
 class SummaryPattern:
     """If only cases selected by `selects` fail, at least `coverage` of them do, and other cases
-    pass, show `hint`."""
+    pass, show `hint`. Which cases fail is weak evidence on its own: `cause` names the class only
+    where that pattern leaves one explanation (only bf16 fails: precision); otherwise `candidates`
+    lists the classes the hint asks about, likeliest first (checker/hints.py)."""
     hint: str
     selects: Callable[[Case], bool]
     coverage: float = 0.5
+    cause: str = ""
+    candidates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,8 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     if backend == "interpreter" and request.get("sanitize", True):
         from checker import sanitizer
         sanitizer.enable(learner_files=lambda f: f == source.filename,
-                         describe_line=lambda f, n: source.describe_line(n))
+                         describe_line=lambda f, n: source.describe_line(n),
+                         in_loop=lambda f, n: source.in_loop(n))
 
     if request.get("bench"):
         from dataclasses import asdict

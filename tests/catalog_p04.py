@@ -18,7 +18,7 @@ BUGS = [
         notes="every program of a grid row writes the first column block: a race on z"),
     Bug("columns_stepped_by_block_m", "forward",
         (("cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)", "cols = pid_n * BLOCK_M + tl.arange(0, BLOCK_N)", 1),),
-        reasons=(("data race",), ("offsets overlap",)),
+        reasons=(("data race",), ("blocks overlap",)),
         misleading=("atomic",),
         notes="column blocks BLOCK_M apart but BLOCK_N wide: neighbouring tiles overlap"),
     Bug("columns_not_masked", "forward",

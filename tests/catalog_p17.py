@@ -32,7 +32,7 @@ BUGS = [
         notes="counts at the element's position instead of its bin: past the end of hist once N > B"),
     Bug("no_program_id", "forward",
         (("offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)", "offsets = tl.arange(0, BLOCK)", 1),),
-        reasons=(("does the grid cover every block",),),
+        reasons=(("no offset depends on tl.program_id",),),
         misleading=("Data race", "were lost", "overwr"),
         notes="every program counts the first block again"),
 ]

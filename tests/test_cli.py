@@ -169,3 +169,27 @@ def test_bench_times_the_solution_next_to_pytorch():
     assert "Benchmark on" in run.stdout and "yours/torch" in run.stdout
     for case in registry.get("p22").bench.cases():  # one table row per benchmark size
         assert sum(line.startswith(case.dims) for line in run.stdout.splitlines()) >= 1, case.dims
+
+
+def test_json_of_a_failing_check_keeps_every_detail(tmp_path):
+    """A teacher's grading script gets the reason: every part, case, output, difference and hint of a
+    failure, with the hint's cause class, validated against the schema."""
+    solution = P01.solution.read_text(encoding="utf-8")
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(solution.replace("x + 10.0)", "x + 1.0)"), encoding="utf-8")
+    notebook = json.loads(P01.notebook.read_text(encoding="utf-8"))
+    for cell in stubs.kernel_cells(notebook):
+        cell["source"] = wrong.read_text(encoding="utf-8")
+    path = tmp_path / "learner.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    run = checker("p01", "--notebook", str(path), "--json", "--backend", "interpreter")
+    assert run.returncode == 1, run.stderr
+    report = json.loads(run.stdout)
+    pytest.importorskip("jsonschema").validate(report, SCHEMA)
+    entry = report["puzzles"][0]
+    assert entry["status"] == "fail" and entry["parts"] and entry["cases"]
+    failing = [c for c in entry["cases"] if c["verdict"] == "fail"]
+    assert failing and all(c["outputs"] for c in failing)
+    output = failing[0]["outputs"][0]
+    assert output["verdict"] == "fail" and output["wrong"] > 0 and output["first_wrong"]
+    assert output["max_difference"] is not None and output["max_difference"] > 8

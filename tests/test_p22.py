@@ -33,7 +33,7 @@ def test_documented_case_reports_every_output_like_mojo_p22():
     for line in ("Computing PyTorch autograd reference...", "Forward max difference:",
                  "LayerNorm output max difference:", "grad_input:", "grad_ln_weight:", "grad_ln_bias:",
                  "grad_linear_weight:", "grad_linear_bias:", "Forward pass: ✅ CORRECT",
-                 "Gradients:    ✅ CORRECT", "Overall:      ✅ CORRECT", "Backward Pass Test Summary:",
+                 "Gradients:    ✅ CORRECT", "This case:    ✅ CORRECT", "Backward Pass Test Summary:",
                  "Overall Result: ✅ ALL CORRECT"):
         assert line in out, line
 

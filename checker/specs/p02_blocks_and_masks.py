@@ -10,7 +10,7 @@ PUZZLE = puzzle(
     parts=[part("forward", "z = x + y", ["add_vectors_kernel"], outputs=["z"],
                 launch=lambda k, x, y, z, N, BLOCK: k.add_vectors_kernel[(-(-N // BLOCK),)](x, y, z, N, BLOCK=BLOCK))],
     params={"BLOCK": 32},
-    variants=[variant("x_twice", "z matches x + x: the second load reads x_ptr again; load y through y_ptr.",
+    variants=[variant("x_twice", "address", "z matches x + x: the second load reads x_ptr again; load y through y_ptr.",
                       lambda x: {"z": x + x})],
     hints={"wide": "only the cases larger than one block fail: does each program take its own block from "
                    "tl.program_id(0), offsets = pid * BLOCK + tl.arange(0, BLOCK)?"},

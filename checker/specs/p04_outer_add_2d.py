@@ -19,7 +19,7 @@ PUZZLE = puzzle(
     params={"BLOCK_M": 8, "BLOCK_N": 16},
     summaries=[SummaryPattern("only the cases whose grid has more programs on one axis than on the other fail: "
                               "are the axes swapped? tl.program_id(0) picks the block of rows (M), "
-                              "tl.program_id(1) the block of columns (N).", lambda c: len(set(grid(c))) > 1)],
+                              "tl.program_id(1) the block of columns (N).", lambda c: len(set(grid(c))) > 1, candidates=("address",))],
     hints={"wide": "only the cases with more than one tile fail: does each program take its rows from "
                    "tl.program_id(0) * BLOCK_M and its columns from tl.program_id(1) * BLOCK_N?"},
     cases=[case(M=10, N=13, BLOCK_M=4, BLOCK_N=8, documented=True),

@@ -25,16 +25,16 @@ PUZZLE = puzzle(
                                                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N))],
     params={"BLOCK_M": 8, "BLOCK_N": 16},
     formulas={"eq-p05-z": ("z", lambda x, b: x + b.expand_as(x))},
-    variants=[variant("assumed_contiguous", "z matches x read as if it were contiguous (x[m, n] at m * N + n): x "
+    variants=[variant("assumed_contiguous", "address", "z matches x read as if it were contiguous (x[m, n] at m * N + n): x "
                       "is a transposed view; address it with the strides you are passed.", reads(lambda N, s: (N, 1))),
-              variant("strides_swapped", "z matches x read with its two strides swapped (x[m, n] at m * stride_xn "
+              variant("strides_swapped", "address", "z matches x read with its two strides swapped (x[m, n] at m * stride_xn "
                       "+ n * stride_xm): stride_xm goes with the row index m.", reads(lambda N, s: (s[1], s[0]))),
-              variant("column_stride_one", "z matches x read with a column stride of 1 (x[m, n] at m * stride_xm "
+              variant("column_stride_one", "address", "z matches x read with a column stride of 1 (x[m, n] at m * stride_xm "
                       "+ n): multiply the column index by stride_xn too.", reads(lambda N, s: (s[0], 1)))],
     summaries=[SummaryPattern("only the cases where x is not contiguous fail (a transposed view with more than one row "
                               "and column): x[m, n] is at m * stride_xm + n * stride_xn, with the strides the kernel "
                               "is passed; z is contiguous, z[m, n] at m * N + n.",
-                              lambda c: min(c.sizes.values()) > 1 and "recipe" not in c.tags)],
+                              lambda c: min(c.sizes.values()) > 1 and "recipe" not in c.tags, cause="address")],
     hints={"wide": "only the cases with more than one tile fail: does each program take its rows from "
                    "tl.program_id(0) * BLOCK_M and its columns from tl.program_id(1) * BLOCK_N?"},
     cases=[case(M=5, N=7, BLOCK_M=4, BLOCK_N=4, documented=True), case("one tile", M=7, N=12),

@@ -37,16 +37,16 @@ PUZZLE = puzzle(
     params={"BLOCK": 128},
     formulas={"eq-p06-product": ("dx", lambda x, dy: dy * (x.sigmoid() + x * x.sigmoid() * (1 - x.sigmoid()))),
               "eq-p06-dx": ("dx", lambda x, dy: dy * x.sigmoid() * (1 + x * (1 - x.sigmoid())))},
-    variants=[variant("s_as_a_constant", "dx matches dy · s: x · s was differentiated as if s did not depend on x. "
+    variants=[variant("s_as_a_constant", "formula", "dx matches dy · s: x · s was differentiated as if s did not depend on x. "
                       "The product rule adds x · s' = x · s(1 − s).", lambda x, dy: {"dx": dy * x.sigmoid()}),
-              variant("sigmoid_derivative", "dx matches dy · s(1 − s), the derivative of the sigmoid alone; "
+              variant("sigmoid_derivative", "formula", "dx matches dy · s(1 − s), the derivative of the sigmoid alone; "
                       "y = x · s needs the product rule: s + x · s(1 − s).",
                       lambda x, dy: {"dx": dy * x.sigmoid() * (1 - x.sigmoid())}),
-              variant("sigmoid_bf16_truncated", LOW, sigmoid_in_bf16(False)),
-              variant("sigmoid_bf16_rounded", LOW, sigmoid_in_bf16(True))],
+              variant("sigmoid_bf16_truncated", "precision", LOW, sigmoid_in_bf16(False)),
+              variant("sigmoid_bf16_rounded", "precision", LOW, sigmoid_in_bf16(True))],
     summaries=[SummaryPattern("only the cases with |x| up to 120 fail: exp(x) overflows fp32 above x ≈ 88.7, and "
                               "inf / inf is NaN. Write the sigmoid so that exp only sees -x "
-                              "(1 / (1 + exp(-x)), or tl.sigmoid).", lambda c: "large_x" in c.tags)],
+                              "(1 / (1 + exp(-x)), or tl.sigmoid).", lambda c: "large_x" in c.tags, cause="stability")],
     cases=[case(N=10, BLOCK=4, documented=True), case(N=1), case(N=100, BLOCK=32), case(N=256, BLOCK=64),
            case(N=1000), case(N=3000, BLOCK=1024),
            case("|x| up to 120: exp(x) overflows fp32", N=300, BLOCK=64, tags=("large_x",),

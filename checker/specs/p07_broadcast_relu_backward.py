@@ -37,14 +37,14 @@ PUZZLE = puzzle(
     params={"BLOCK_N": next_pow2("N")},  # one block holds a whole row
     formulas={"eq-p07-dx": ("dx", lambda x, y, dz: grads(x, y, dz)["dx"]),
               "eq-p07-dy": ("dy", lambda x, y, dz: grads(x, y, dz)["dy"])},
-    variants=[variant("relu_grad_one_at_zero", "matches ReLU's gradient taken as 1 where x[j] · y[i] = 0: PyTorch's "
+    variants=[variant("relu_grad_one_at_zero", "formula", "matches ReLU's gradient taken as 1 where x[j] · y[i] = 0: PyTorch's "
                       "relu passes no gradient where its output is 0 (test > 0, not >= 0).",
                       lambda x, y, dz: grads(x, y, dz, at_zero=True)),
-              variant("no_relu_mask", "matches the gradient of x[j] · y[i] without the ReLU: dz passes only where "
+              variant("no_relu_mask", "formula", "matches the gradient of x[j] · y[i] without the ReLU: dz passes only where "
                       "x[j] · y[i] > 0.", lambda x, y, dz: grads(x, y, dz, use_mask=False)),
-              variant("dx_times_x", "dx matches the sum of dz · x[j]: the derivative of x[j] · y[i] with respect to "
+              variant("dx_times_x", "formula", "dx matches the sum of dz · x[j]: the derivative of x[j] · y[i] with respect to "
                       "x[j] is the other factor, y[i].", lambda x, y, dz: grads(x, y, dz, dx_factor="x")),
-              variant("every_row_uses_y0", "every row matches y[0]: row i of z scales x by y[i], so load "
+              variant("every_row_uses_y0", "address", "every row matches y[0]: row i of z scales x by y[i], so load "
                       "y_ptr + tl.program_id(0).", lambda x, y: {"z": forward(x, y[:1].expand_as(y))["z"]})],
     cases=[case(M=4, N=6, documented=True), case(M=1, N=1), case(M=1, N=100), case(M=37, N=50),
            case(M=64, N=32), case(M=100, N=20),

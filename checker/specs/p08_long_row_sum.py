@@ -27,16 +27,16 @@ PUZZLE = puzzle(
                 outputs=[out("y", dtype="float32", tolerance=FP32_SUM)],
                 launch=lambda k, x, y, N, M, BLOCK_N: k.long_row_sum_kernel[(M,)](x, y, N, BLOCK_N=BLOCK_N))],
     params={"BLOCK_N": 128},
-    variants=[variant("last_chunk_only", "y matches the sum of each row's last chunk alone: the accumulator starts "
+    variants=[variant("last_chunk_only", "accumulate", "y matches the sum of each row's last chunk alone: the accumulator starts "
                       "over at every step. Create it once, before the loop.", last_chunk_only),
-              variant("first_chunk_only", "y matches the sum of each row's first BLOCK_N elements: loop over the "
+              variant("first_chunk_only", "loop", "y matches the sum of each row's first BLOCK_N elements: loop over the "
                       "row, for start in range(0, N, BLOCK_N).", lambda x, BLOCK_N: {"y": x[:, :BLOCK_N].sum(1)}),
-              variant("rows_at_block_stride", "y matches rows that start at row * BLOCK_N: row i of x starts at "
+              variant("rows_at_block_stride", "address", "y matches rows that start at row * BLOCK_N: row i of x starts at "
                       "x_ptr + i * N, N elements after the previous one, whatever the block size.",
                       rows_at_block_stride)],
     summaries=[SummaryPattern("only the bfloat16 cases fail: keep the running sum in fp32 (tl.zeros(..., "
                               "dtype=tl.float32), each chunk loaded .to(tl.float32)); a bf16 sum keeps 8 bits.",
-                              lambda c: c.dtype == "bfloat16")],
+                              lambda c: c.dtype == "bfloat16", cause="precision")],
     # M is not tiled (one program per row): powers of two, so that "not a power of two" is about N alone
     cases=[case(M=4, N=20, BLOCK_N=8, documented=True), case(M=1, N=1), case(M=4, N=1000),
            case(M=4, N=512), case(M=2, N=3000, BLOCK_N=256), case(M=16, N=100), case(M=16, N=100, BLOCK_N=32),

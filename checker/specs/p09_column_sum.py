@@ -35,7 +35,7 @@ PUZZLE = puzzle(
                    "same elements of y."},
     summaries=[SummaryPattern("only the cases with more than one block of rows fail: there, several programs add "
                               "into each element of y. Does each add its partial sums with tl.atomic_add?",
-                              lambda c: c.sizes["M"] > c.params["BLOCK_M"])],
+                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("atomic",))],
     cases=[case(M=10, N=6, BLOCK_M=4, BLOCK_N=8, documented=True), case(M=1, N=1), case(M=100, N=20),
            case(M=64, N=64), case(M=37, N=50), case(M=200, N=3), case(M=5, N=300), case(M=48, N=40, BLOCK_M=1),
            case("identical rows: every row block adds an identical share", M=64, N=24,

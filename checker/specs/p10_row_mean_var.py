@@ -39,29 +39,29 @@ PUZZLE = puzzle(
     condition=lambda x: max(1.0, float((x.mean(1).abs() / x.std(1, correction=0)).nan_to_num(0, 0, 0).max())),
     formulas={"eq-p10-mean": ("mean", lambda x, N, BLOCK_N: stats()(x, N, BLOCK_N)["mean"]),
               "eq-p10-var": ("var", lambda x, N, BLOCK_N: stats()(x, N, BLOCK_N)["var"])},
-    variants=[variant("padded_lanes", "var matches the padded lanes of the last chunk adding mean² each: a masked "
+    variants=[variant("padded_lanes", "fill", "var matches the padded lanes of the last chunk adding mean² each: a masked "
                       "lane loads 0, and 0 − mean is not 0. Keep them out: diff = tl.where(mask, x - mean, 0.0).",
                       stats(padded=True)),
-              variant("over_block", "matches the sums divided by BLOCK_N instead of N: the mean is over the row's N "
+              variant("over_block", "formula", "matches the sums divided by BLOCK_N instead of N: the mean is over the row's N "
                       "elements; the padded lanes are not part of the row.", stats("block")),
-              variant("var_over_block", "var matches the sum of squared deviations divided by BLOCK_N instead of "
+              variant("var_over_block", "formula", "var matches the sum of squared deviations divided by BLOCK_N instead of "
                       "N: divide by the row's N elements.", stats("block", true_mean=True)),
-              variant("unbiased", "var matches the unbiased variance, divided by N − 1: this puzzle asks for the "
+              variant("unbiased", "formula", "var matches the unbiased variance, divided by N − 1: this puzzle asks for the "
                       "biased variance, divided by N (as LayerNorm and torch.var(x, 1, correction=0)).",
                       stats(unbiased=True)),
-              variant("first_chunk", "matches the statistics of each row's first BLOCK_N elements alone: loop "
+              variant("first_chunk", "loop", "matches the statistics of each row's first BLOCK_N elements alone: loop "
                       "over the whole row, for start in range(0, N, BLOCK_N), in both passes.",
                       stats(first_chunk=True)),
-              variant("var_first_chunk", "var matches the squared deviations of the first BLOCK_N elements alone: "
+              variant("var_first_chunk", "loop", "var matches the squared deviations of the first BLOCK_N elements alone: "
                       "the second pass must loop over the whole row too.", stats(first_chunk=True, true_mean=True))],
     hints={"wide": "only the rows wider than BLOCK_N fail: loop over the whole row in BLOCK_N chunks "
                    "(for start in range(0, N, BLOCK_N)) in both passes.",
-           "tail": "only the cases whose last chunk sticks out past N fail: its lanes past N are not part of the "
-                   "row. Load them masked (cols < N, other=0.0) and keep them out of every sum."},
-    summaries=[SummaryPattern(CANCELLATION, lambda c: "cancellation" in c.tags),
+           "tail": ("only the cases whose last chunk sticks out past N fail: its lanes past N are not part of the "
+                   "row. Load them masked (cols < N, other=0.0) and keep them out of every sum.", ("mask", "fill"))},
+    summaries=[SummaryPattern(CANCELLATION, lambda c: "cancellation" in c.tags, cause="stability"),
                SummaryPattern("only the bfloat16 cases fail: keep the sums in fp32 (tl.zeros(..., dtype=tl.float32), "
                               "each chunk loaded .to(tl.float32)); mean and var are stored in fp32.",
-                              lambda c: c.dtype == "bfloat16")],
+                              lambda c: c.dtype == "bfloat16", cause="precision")],
     # M is not tiled (one program per row): powers of two, so that "not a power of two" is about N alone
     cases=[case(M=4, N=20, BLOCK_N=8, documented=True), case(M=1, N=1), case(M=4, N=7), case(M=4, N=200),
            case(M=2, N=1000, BLOCK_N=128), case(M=8, N=64), case(M=8, N=256, BLOCK_N=32), case(M=32, N=48, BLOCK_N=16),

@@ -83,31 +83,31 @@ PUZZLE = puzzle(
                 outputs=["y"], launch=launch_online)],
     params={"BLOCK_N": next_pow2("N"), "CHUNK": 16},
     blocks={"N": "CHUNK"},
-    variants=[variant("padded_zero", "y matches padded lanes loaded as 0 and kept in the max and the sum: each "
+    variants=[variant("padded_zero", "fill", "y matches padded lanes loaded as 0 and kept in the max and the sum: each "
                       "adds exp(0 − max) to the denominator. Load them with other=-float(\"inf\") (or keep them "
                       "out with tl.where(mask, ...)).", padded_zero),
-              variant("no_rescale", "y matches a running sum that is not rescaled when the running max grows: "
+              variant("no_rescale", "formula", "y matches a running sum that is not rescaled when the running max grows: "
                       "before adding a chunk, multiply the sum by exp(m_old − m_new), the factor that moves "
                       "its terms exp(x − m_old) to exp(x − m_new).", online(per_lane=False)),
-              variant("no_rescale_lanes", "y matches running sums (one per lane) that are not rescaled when "
+              variant("no_rescale_lanes", "formula", "y matches running sums (one per lane) that are not rescaled when "
                       "the running max grows: before adding a chunk, multiply the sum by exp(m_old − m_new), the "
                       "factor that moves its terms exp(x − m_old) to exp(x − m_new).",
                       online(per_lane=True)),
-              variant("row_zero", "every row of y holds the softmax of row 0: each program must read its own "
+              variant("row_zero", "address", "every row of y holds the softmax of row 0: each program must read its own "
                       "row, x_ptr + row * N (row = tl.program_id(0)).", row_zero)],
     # the online recurrences (max and rescaled sum) are checked through the y they produce
     formulas={"eq-p11-softmax": ("y", lambda x, N, BLOCK_N, CHUNK: softmax_shifted(x)),
               "eq-p11-online-max": ("y", lambda x, **sizes: online(per_lane=False, rescale=True)(x, **sizes)["y"]),
               "eq-p11-online-sum": ("y", lambda x, **sizes: online(per_lane=True, rescale=True)(x, **sizes)["y"])},
-    hints={"wide": "only the rows wider than the block fail: the loop must cover the whole row (for start in "
+    hints={"wide": ("only the rows wider than the block fail: the loop must cover the whole row (for start in "
                    "range(0, N, BLOCK_N)), and the running sum must be rescaled by exp(m_old − m_new) each time "
-                   "the running max grows.",
-           "tail": "only the cases whose last block sticks out past N fail: its lanes are not part of the row. "
+                   "the running max grows.", ("loop", "formula")),
+           "tail": ("only the cases whose last block sticks out past N fail: its lanes are not part of the row. "
                    "Load with mask=cols < N and other=-float(\"inf\") (out of the max and the sum), and store "
-                   "with the same mask."},
-    summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags),
-               SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags),
-               SummaryPattern(FAR, lambda c: "large" in c.tags or "negative" in c.tags)],
+                   "with the same mask.", ("fill", "mask"))},
+    summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags, cause="stability"),
+               SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
+               SummaryPattern(FAR, lambda c: "large" in c.tags or "negative" in c.tags, cause="stability")],
     cases=[case(M=4, N=20, CHUNK=8, documented=True), case(M=1, N=1), case(M=4, N=7), case(M=4, N=16), case(M=4, N=64),
            case(M=8, N=100), case(M=2, N=300, CHUNK=64), case(M=16, N=33, CHUNK=8),
            case("large logits (80 + 4·randn)", M=4, N=50, tags=("large",), inputs={"x": randn("M N", 80.0, 4.0)}),

@@ -44,20 +44,20 @@ PUZZLE = puzzle(
                 k.tiled_matmul_kernel[(-(-M // BLOCK_M), -(-N // BLOCK_N))](
                     A, B, C, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K))],
     params={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16},  # tl.dot needs every block >= 16 on a GPU
-    variants=[variant("last_k_step_only", "C matches the product over the last K step alone: the accumulator "
+    variants=[variant("last_k_step_only", "accumulate", "C matches the product over the last K step alone: the accumulator "
                       "is reset inside the loop over K. Create it once, before the loop.", last_k_step_only),
-              variant("b_rows_k_long", "C matches B read with rows K elements apart: B is [K, N], "
+              variant("b_rows_k_long", "address", "C matches B read with rows K elements apart: B is [K, N], "
                       "row-major, so B[k, n] is k * N + n elements after b_ptr.", b_rows_k_long),
-              variant("tf32", TF32_HINT, tf32_product(lambda t: t.trunc())),  # tensor cores drop the bits
-              variant("tf32_rounded", TF32_HINT, tf32_product(lambda t: t.round()))],
+              variant("tf32", "precision", TF32_HINT, tf32_product(lambda t: t.trunc())),  # tensor cores drop the bits
+              variant("tf32_rounded", "precision", TF32_HINT, tf32_product(lambda t: t.round()))],
     summaries=[SummaryPattern("only the cases whose grid is not square fail: the launch's grid is (cdiv(M, "
                               "BLOCK_M), cdiv(N, BLOCK_N)), so rows come from tl.program_id(0), columns from "
                               "tl.program_id(1).", lambda c: -(-c.sizes["M"] // c.params["BLOCK_M"])
-                              != -(-c.sizes["N"] // c.params["BLOCK_N"])),
+                              != -(-c.sizes["N"] // c.params["BLOCK_N"]), candidates=("address",)),
                SummaryPattern("only the cases whose K takes more than one BLOCK_K step fail: does the loop "
                               "walk all of K, adding each step's tl.dot into one accumulator created before "
-                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"])],
-    hints={"wide": "only the cases larger than one block fail: does the grid cover every tile of C (rows from "
+                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("loop", "accumulate"))],
+    hints={"wide": "only the cases larger than one block fail: does each program take its own tile of C (rows from "
                    "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?"},
     cases=[case(M=20, N=40, K=36, documented=True), case(M=32, N=32, K=32), case(M=32, N=64, K=16),
            case(M=33, N=17, K=19), case(M=16, N=16, K=12), case(M=1, N=1, K=1), case(M=16, N=64, K=5),

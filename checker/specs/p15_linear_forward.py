@@ -22,14 +22,14 @@ PUZZLE = puzzle(
                 k.linear_fwd_kernel[(-(-M // BLOCK_M), -(-N // BLOCK_N))](
                     x, w, b, y, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K))],
     params={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16},  # tl.dot needs every block >= 16 on a GPU
-    variants=[variant("w_read_as_kn", "y matches W read transposed: W is [N, K] (PyTorch's Linear layout), so "
+    variants=[variant("w_read_as_kn", "address", "y matches W read transposed: W is [N, K] (PyTorch's Linear layout), so "
                       "W[n, k] is at w_ptr + n * K + k, and the tile of Wᵀ that tl.dot needs is "
                       "w_ptr + cols[None, :] * K + ks[:, None].", w_read_as_kn),
-              variant("no_bias", "y matches x Wᵀ without the bias: add b[n] to column n, once.",
+              variant("no_bias", "formula", "y matches x Wᵀ without the bias: add b[n] to column n, once.",
                       lambda x, w: {"y": x @ w.T}),
-              variant("bias_every_k_step", "y matches the bias added once per step over K: add it once, after "
+              variant("bias_every_k_step", "loop", "y matches the bias added once per step over K: add it once, after "
                       "the loop (the epilogue).", bias_every_k_step)],
-    hints={"wide": "only the cases larger than one block fail: does the grid cover every tile of y (rows from "
+    hints={"wide": "only the cases larger than one block fail: does each program take its own tile of y (rows from "
                    "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?"},
     cases=[case(M=20, N=24, K=40, documented=True), case(M=32, N=32, K=32), case(M=33, N=17, K=19),
            case(M=16, N=12, K=16), case(M=1, N=1, K=1), case(M=64, N=48, K=64, BLOCK_M=32, BLOCK_K=32),

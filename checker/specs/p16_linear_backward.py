@@ -35,16 +35,16 @@ PUZZLE = puzzle(
     params={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16},  # tl.dot needs every block >= 16 on a GPU
     formulas={"eq-p16-dx": ("dx", lambda dy, w: dy @ w), "eq-p16-dw": ("dw", lambda dy, x: dy.T @ x),
               "eq-p16-db": ("db", lambda dy: dy.sum(0))},
-    variants=[variant("dx_w_read_transposed", "dx matches W read transposed: dx = dy W uses W as stored, [N, K], "
+    variants=[variant("dx_w_read_transposed", "address", "dx matches W read transposed: dx = dy W uses W as stored, [N, K], "
                       "so its [BLOCK_N, BLOCK_K] tile is w_ptr + ns[:, None] * K + ks[None, :] (no transpose, "
                       "unlike the forward pass).", dx_w_read_transposed)],
     summaries=[SummaryPattern("only the cases with more rows than one BLOCK_M fail: each program must walk all "
                               "M rows (range(0, M, BLOCK_M)), adding every step into its tile.",
-                              lambda c: c.sizes["M"] > c.params["BLOCK_M"]),
+                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("loop", "accumulate")),
                SummaryPattern("only the cases with more than one tile along K fail: do the K offsets come from "
                               "tl.program_id(1), and is each element stored by exactly one program (db by the "
                               "programs with tl.program_id(1) == 0 alone)?",
-                              lambda c: c.sizes["K"] > c.params["BLOCK_K"])],
+                              lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("address", "atomic"))],
     hints={"wide": "only the cases larger than one block fail: does each program take its tile from "
                    "tl.program_id(0) and tl.program_id(1), and does its loop walk the whole sum (all of N for "
                    "dx, all of M for dW and db)?"},

@@ -27,10 +27,10 @@ PUZZLE = puzzle(
                              shares=lambda x, N: (x, x.new_ones(N)))],
                 launch=lambda k, x, hist, N, BLOCK: k.histogram_kernel[(-(-N // BLOCK),)](x, hist, N, BLOCK=BLOCK))],
     params={"BLOCK": 8},
-    variants=[variant("padded_lanes_counted", "bin 0 holds exactly one extra hit per padded lane of the last block: "
+    variants=[variant("padded_lanes_counted", "mask", "bin 0 holds exactly one extra hit per padded lane of the last block: "
                       "masked-off lanes were counted. Pass mask= to tl.atomic_add as well as to tl.load.",
                       lambda x, B, N, BLOCK: histogram(x, B, -N % BLOCK)),
-              variant("offset_as_bin", "hist[i] counts element i itself: an element's bin is its value x[i] "
+              variant("offset_as_bin", "address", "hist[i] counts element i itself: an element's bin is its value x[i] "
                       "(the loaded data), not its offset i.",
                       lambda x, B, N: {"hist": (x.new_ones(B).cumsum(0) <= N).long()})],  # 1 in bins 0 .. N-1
     cases=[case(N=20, B=5, documented=True, inputs=data(5)),

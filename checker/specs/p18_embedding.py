@@ -41,7 +41,7 @@ PUZZLE = puzzle(
                 k.embedding_bwd_kernel[GRID(T, D, BLOCK_D)](ids, dy, dweight, D, BLOCK_D=BLOCK_D))],
     params={"BLOCK_D": 16},
     formulas={"eq-p18-dweight": ("dweight", scatter_add)},
-    variants=[variant("token_as_row", "row t of the table belongs to token t here: the row is the token's id, "
+    variants=[variant("token_as_row", "address", "row t of the table belongs to token t here: the row is the token's id, "
                       "ids[t] (a value loaded from ids_ptr), not the token's position t.", token_as_row)],
     cases=[case(T=6, V=8, D=16, BLOCK_D=8, documented=True),
            case("one token; D=24 wider than its block (16)", T=1, V=5, D=24),

@@ -41,11 +41,11 @@ PUZZLE = puzzle(
     params={"BLOCK_M": 16, "BLOCK_K": 16, "BLOCK_N": 16},  # tl.dot needs every block >= 16 on a GPU
     formulas={"eq-p19-dw": ("dw", lambda x, dy: x.T @ dy),
               "eq-p19-split": ("dw", lambda x, dy, BLOCK_M: row_block_shares(x, dy, BLOCK_M).sum(0))},
-    variants=[variant("x_not_transposed", "dW matches X's tile used as stored, [BLOCK_M, BLOCK_K], in place of "
+    variants=[variant("x_not_transposed", "address", "dW matches X's tile used as stored, [BLOCK_M, BLOCK_K], in place of "
                       "Xᵀ's [BLOCK_K, BLOCK_M]: element (k, m) of Xᵀ is X[m, k], at x_ptr + rows[None, :] * K "
                       "+ ks[:, None].", x_not_transposed)],
     summaries=[SummaryPattern(f"only the cases with more than one {what} fail: {why}",
-                              lambda c, d=d: c.sizes[d] > c.params[f"BLOCK_{d}"]) for d, what, why in (
+                              lambda c, d=d: c.sizes[d] > c.params[f"BLOCK_{d}"], candidates=("address", "atomic")) for d, what, why in (
         ("M", "row block", "that is where several programs meet on each tile of dW. Does every program take its "
                            "rows from tl.program_id(0), and add its share into dW rather than store it?"),
         ("K", "block along K", "do the K offsets come from tl.program_id(1), in the load of Xᵀ and in the add?"),

@@ -40,17 +40,17 @@ PUZZLE = puzzle(
                 k.rmsnorm_bwd_kernel[(M,)](x, gamma, dy, dx, dgamma, H, eps, BLOCK_H=BLOCK_H))],
     params={"BLOCK_H": next_pow2("H", cap=1024)},
     formulas={f"eq-p20-{name}": (name, closed(name)) for name in ("y", "dx", "dgamma")},
-    variants=[variant("jacobian_diagonal", "dx matches the Jacobian's diagonal alone, g·rstd·(1 − x̂²/H): the "
+    variants=[variant("jacobian_diagonal", "formula", "dx matches the Jacobian's diagonal alone, g·rstd·(1 − x̂²/H): the "
                       "cross term is missing. Every x in the row moves rstd, so dx = rstd·(g − x̂·mean(g·x̂)), "
                       "g = dy·γ.", closed(diagonal=True)),
-              variant("eps_outside_sqrt", "matches rstd = 1 / (sqrt(mean(x²)) + eps): eps belongs inside the "
+              variant("eps_outside_sqrt", "formula", "matches rstd = 1 / (sqrt(mean(x²)) + eps): eps belongs inside the "
                       "square root, rstd = 1 / sqrt(mean(x²) + eps).", closed(eps_outside=True)),
-              variant("mean_over_block", "matches the sums divided by BLOCK_H instead of H: the mean is over "
+              variant("mean_over_block", "formula", "matches the sums divided by BLOCK_H instead of H: the mean is over "
                       "the row's H elements; the padded lanes are not part of the row.", closed(over_block=True))],
-    hints={"wide": "only the rows wider than BLOCK_H fail: loop over the whole row in BLOCK_H chunks "
-                   "(for start in range(0, H, BLOCK_H)) in every pass, the sums included."},
+    hints={"wide": ("only the rows wider than BLOCK_H fail: loop over the whole row in BLOCK_H chunks "
+                   "(for start in range(0, H, BLOCK_H)) in every pass, the sums included.", ("loop",))},
     summaries=[SummaryPattern("only the case with tiny values (mean(x²) about eps) fails: is eps added inside "
-                              "the square root, rstd = 1 / sqrt(mean(x²) + eps)?", lambda c: "tiny" in c.tags)],
+                              "the square root, rstd = 1 / sqrt(mean(x²) + eps)?", lambda c: "tiny" in c.tags, candidates=("formula",))],
     cases=[case(M=4, H=40, BLOCK_H=16, documented=True), case(M=5, H=7), case(M=1, H=100, BLOCK_H=32),
            case(M=37, H=48, BLOCK_H=16), case(M=8, H=256, BLOCK_H=64), case(M=6, H=1000, BLOCK_H=128),
            case("tiny values (1e-3·randn): eps matters", M=4, H=64, tags=("tiny",),

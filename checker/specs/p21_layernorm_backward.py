@@ -42,23 +42,23 @@ PUZZLE = puzzle(
     # centring costs digits in fp32: max |row mean| / row spread (1 for centred rows)
     condition=lambda x, eps: max(1.0, float((x.mean(-1).abs() / (x.var(-1, False) + eps).sqrt()).max())),
     formulas={f"eq-p21-{name}": (name, closed(name)) for name in ("dx", "dgamma", "dbeta")},
-    variants=[variant("jacobian_diagonal", "dx matches the Jacobian's diagonal alone, g·rstd·(1 − 1/H − x̂²/H): "
+    variants=[variant("jacobian_diagonal", "formula", "dx matches the Jacobian's diagonal alone, g·rstd·(1 − 1/H − x̂²/H): "
                       "the cross terms are missing. Every x in the row moves the mean and the variance, so "
                       "dx = rstd·(g − mean(g) − x̂·mean(g·x̂)), g = dz·γ.", closed(None, jacobian_diagonal=True)),
-              variant("padded_lanes", "padded lanes leaked into the variance: lanes at or past H load 0, and "
+              variant("padded_lanes", "fill", "padded lanes leaked into the variance: lanes at or past H load 0, and "
                       "0 − mean is not 0. Keep them out: diff = tl.where(cols < H, x - mean, 0.0).",
                       closed(None, padded=True)),
-              variant("unbiased_variance", "matches the variance divided by H − 1: LayerNorm divides by H.",
+              variant("unbiased_variance", "formula", "matches the variance divided by H − 1: LayerNorm divides by H.",
                       closed(None, unbiased=True)),
-              variant("eps_outside_sqrt", "matches rstd = 1 / (sqrt(var) + eps): eps belongs inside the square "
+              variant("eps_outside_sqrt", "formula", "matches rstd = 1 / (sqrt(var) + eps): eps belongs inside the square "
                       "root, rstd = 1 / sqrt(var + eps).", closed(None, eps_outside_sqrt=True))],
-    hints={"wide": "only the rows wider than BLOCK_H fail: loop over the whole row in BLOCK_H chunks "
-                   "(for start in range(0, H, BLOCK_H)) in every sweep, the sums included."},
+    hints={"wide": ("only the rows wider than BLOCK_H fail: loop over the whole row in BLOCK_H chunks "
+                   "(for start in range(0, H, BLOCK_H)) in every sweep, the sums included.", ("loop",))},
     summaries=[SummaryPattern("only the case whose mean is far from 0 compared with its spread fails: E[x²] − "
                               "E[x]² cancels catastrophically in fp32; take the variance as mean((x − mean)²) "
-                              "in a sweep after the mean.", lambda c: "cancellation" in c.tags),
+                              "in a sweep after the mean.", lambda c: "cancellation" in c.tags, cause="stability"),
                SummaryPattern("only the case with a tiny spread (variance about eps) fails: is eps added inside "
-                              "the square root, rstd = 1 / sqrt(var + eps)?", lambda c: "tiny" in c.tags)],
+                              "the square root, rstd = 1 / sqrt(var + eps)?", lambda c: "tiny" in c.tags, candidates=("formula",))],
     cases=[case(M=4, H=40, BLOCK_H=16, documented=True), case(M=5, H=7), case(M=1, H=100, BLOCK_H=32),
            case(M=37, H=48, BLOCK_H=16), case(M=8, H=256, BLOCK_H=64), case(M=6, H=1000, BLOCK_H=128),
            case("mean far from 0 (-2.3 + 0.5·randn)", M=6, H=96, BLOCK_H=64, inputs={"x": randn("M H", -2.3, 0.5)}),

@@ -168,7 +168,7 @@ PUZZLE = puzzle(
             "BLOCK_COLS": 32, "DB_ROWS_PER_PROGRAM": 8},
     blocks={"M": "BLOCK_M", "N": "BLOCK_N", "H": "BLOCK_K"},
     condition=centring_cost,
-    variants=[variant("no_mean_in_epilogue", "y matches rstd * (x wgᵀ) + bias, without the mean: the epilogue "
+    variants=[variant("no_mean_in_epilogue", "formula", "y matches rstd * (x wgᵀ) + bias, without the mean: the epilogue "
                       "must subtract mean[m] * wg_sum[n] before scaling by rstd[m] (x is not centred; the product "
                       "was taken on x itself).",
                       no_mean_in_epilogue)],
@@ -182,7 +182,7 @@ PUZZLE = puzzle(
     summaries=[SummaryPattern("only the cases with more rows than one row tile (BLOCK_M) fail: do the products "
                               "start each program at its own rows? A descriptor's load takes element coordinates, "
                               "tile_m * BLOCK_M, not the tile number tile_m.",
-                              lambda c: c.sizes["M"] > c.params["BLOCK_M"])],
+                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("address",))],
     cases=[case(M=20, H=24, N=40, documented=True),
            case(M=37, H=100, N=24),
            case(M=1, H=48, N=16),

@@ -289,19 +289,19 @@ PUZZLE = Puzzle(
     reference=reference,
     tolerance=tolerance,
     patterns=(
-        Pattern("jacobian_diagonal",
+        Pattern("jacobian_diagonal", cause="formula", hint=
                 "dx matches the element-wise 'Jacobian diagonal' formula dy*gamma*rstd*(1 - 1/H - x_hat^2/H): "
                 "the mean and variance cross terms are missing. Every x in the row moves mean and variance, "
                 "so dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = dz * gamma."),
-        Pattern("unbiased_variance",
+        Pattern("unbiased_variance", cause="formula", hint=
                 "matches LayerNorm with the unbiased variance (divided by H - 1): LayerNorm divides by H."),
-        Pattern("eps_outside_sqrt",
+        Pattern("eps_outside_sqrt", cause="formula", hint=
                 "matches rstd = 1 / (sqrt(var) + eps): eps belongs inside the square root, "
                 "rstd = 1 / sqrt(var + eps). It only shows when the variance is as small as eps."),
-        Pattern("w_transposed",
+        Pattern("w_transposed", cause="address", hint=
                 "matches W read transposed: W is [N, H] (PyTorch Linear layout), so W[n, h] is at "
                 "w_ptr + n * H + h."),
-        *(Pattern(f"padded_lanes_{b}", MASK_HINT) for b in (8, 16, 32, 64, 128, 256, 512, 1024)),
+        *(Pattern(f"padded_lanes_{b}", MASK_HINT, "fill") for b in (8, 16, 32, 64, 128, 256, 512, 1024)),
     ),
     bench=Bench(part="backward", cases=_bench_cases, traffic=_traffic, torch=_torch_step, flops=_flops),
     skill="fusion: LayerNorm in a matmul's prologue; a fused backward that accumulates four parameter "
@@ -310,15 +310,15 @@ PUZZLE = Puzzle(
     summary_patterns=(
         SummaryPattern("only cases whose hidden size H is not a power of two fail: check the masks "
                        "(cols < H, not cols < BLOCK_H) and keep padded lanes out of sums.",
-                       lambda c: "non_pow2" in c.tags),
+                       lambda c: "non_pow2" in c.tags, candidates=("mask", "fill")),
         SummaryPattern("only rows wider than one block fail: loop over the row in BLOCK_H chunks "
                        "(for start in range(0, H, BLOCK_H)) in every pass, statistics included.",
-                       lambda c: "wide" in c.tags),
+                       lambda c: "wide" in c.tags, candidates=("loop",)),
         SummaryPattern("only cases whose mean is far from 0 compared with their spread fail: "
                        "mean(x^2) - mean(x)^2 cancels catastrophically in fp32; compute the variance as "
                        "mean((x - mean)^2) in a second pass.",
-                       lambda c: "cancellation" in c.tags),
+                       lambda c: "cancellation" in c.tags, cause="stability"),
         SummaryPattern("every case with H != 8 fails: is the hidden size hard-coded? Use the H argument.",
-                       lambda c: c.dims_in[-1] != 8, coverage=1.0),
+                       lambda c: c.dims_in[-1] != 8, coverage=1.0, candidates=("hardcoded",)),
     ),
 )

@@ -1,0 +1,418 @@
+"""Where a kernel's addresses went wrong: the learner's address function, recovered from its lanes.
+
+The sanitizer sees, for every load, store and atomic, the address of every lane of the pointer
+block and the program that made it. From the lanes of one access this module recovers how the
+learner's offsets move: the step between neighbouring lanes along each axis of the block, and
+where the block starts (its first lane, the block's origin). From the origin of each program at
+the same line it recovers how far each program id moves the block. Compared with the tensor's own
+layout (shape and strides), that evidence tells the two causes of an out-of-bounds access apart:
+
+- a **mask** problem: the block's steps follow the tensor's strides and it starts inside the
+  tensor; only its last lanes stick out past the edge. A mask is the fix.
+- an **address** problem: a step that matches none of the tensor's strides (a row stride of M
+  instead of N, a stride in bytes), or a block that starts outside the tensor (rows at
+  row * BLOCK_N, a program id used for the wrong axis, an offset off by one). A mask would only
+  hide it.
+
+Where the evidence fits both, the finding says so and asks. Pure NumPy, no Triton: the sanitizer
+feeds it, tests drive it directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+Pid = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A tensor argument as the kernel was given it."""
+    name: str                      # the kernel's parameter, e.g. "x_ptr"
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]       # in elements
+    itemsize: int
+    span: int                      # the argument may touch elements [0, span)
+
+    @property
+    def label(self) -> str:
+        return f"`{self.name}`"
+
+    def layout_text(self) -> str:
+        if len(self.shape) <= 1:
+            return f"{self.label} has {self.span} elements, 1 apart"
+        return f"{self.label} has shape {tuple(self.shape)}, strides {tuple(self.strides)}"
+
+    def big_dims(self) -> list[int]:
+        """Dimensions with more than one element."""
+        return [d for d, n in enumerate(self.shape) if n > 1]
+
+    def steps_that_fit(self) -> set[int]:
+        """Steps that walk a dimension: its stride, and for a dimension of one element (whose stride
+        means nothing) also the stride it has when contiguous: a block over rows of a [1, K] tensor
+        steps by K, its lanes past the first row masked off."""
+        fit = {abs(s) for s in self.strides}
+        natural = 1
+        for d in reversed(range(len(self.shape))):
+            if self.shape[d] == 1:
+                fit.add(natural)
+            natural *= max(self.shape[d], 1)
+        return fit
+
+    def row_stride(self) -> Optional[int]:
+        """The stride between rows of a 2-D (or higher) layout whose last dimension is contiguous."""
+        dims = self.big_dims()
+        if len(self.shape) < 2 or len(dims) < 2 or self.strides[-1] != 1:
+            return None
+        return self.strides[-2]
+
+    def coordinates(self, offset: int) -> Optional[tuple[int, int]]:
+        """(row, column) of an element offset in a row-major 2-D view (rows = all leading dims)."""
+        rows_apart = self.row_stride()
+        if rows_apart is None or offset < 0:
+            return None
+        return offset // rows_apart, offset % rows_apart
+
+
+@dataclass
+class Site:
+    """One line of the learner's kernel accessing one tensor: the steps of its pointer block (from
+    the first program that reached it) and each program's first origin there."""
+    steps: tuple[Optional[int], ...]
+    block: tuple[int, ...]         # the pointer block's shape
+    origins: dict[Pid, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """cause: the class the evidence singles out ('' when several fit: see candidates)."""
+    text: str
+    cause: str = ""
+    candidates: tuple[str, ...] = ()
+
+
+def lane_steps(offsets: np.ndarray) -> tuple[Optional[int], ...]:
+    """Per axis of the pointer block, the constant difference between neighbouring lanes (None
+    where the axis has one lane or the differences vary: a gather)."""
+    steps: list[Optional[int]] = []
+    for axis in range(offsets.ndim):
+        if offsets.shape[axis] < 2:
+            steps.append(None)
+            continue
+        diff = np.diff(offsets.astype(np.int64), axis=axis)
+        first = int(diff.flat[0])
+        steps.append(first if bool((diff == first).all()) else None)
+    return tuple(steps)
+
+
+def name_of(value: int, scalars: dict[str, int]) -> str:
+    """' (= M)' when exactly one of the kernel's integer arguments has this value."""
+    names = [n for n, v in scalars.items() if v == value]
+    return f" (= {names[0]})" if len(names) == 1 else ""
+
+
+def program_steps(origins: dict[Pid, int], grid: tuple[int, int, int]) -> Optional[tuple[Optional[int], ...]]:
+    """How far each program id moves the block's origin: (g0, g1, g2), None per axis where the
+    programs seen do not tell; None if the origins are not one affine function of the program id
+    (a persistent loop, data-dependent offsets)."""
+    if not origins:
+        return None
+    base = min(origins)
+    steps: list[Optional[int]] = []
+    for axis in range(3):
+        nxt = list(base)
+        nxt[axis] += 1
+        steps.append(origins[tuple(nxt)] - origins[base] if tuple(nxt) in origins else None)
+    for pid, origin in origins.items():
+        predicted = origins[base]
+        for axis in range(3):
+            if pid[axis] != base[axis]:
+                if steps[axis] is None:
+                    return tuple(steps)  # not enough programs seen to check this one
+                predicted += (pid[axis] - base[axis]) * steps[axis]
+        if predicted != origin:
+            return None
+    return tuple(steps)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pieces of evidence, each a finding or None
+
+
+def _axis_words(block: tuple[int, ...], axis: int) -> str:
+    if len(block) == 1:
+        return "neighbouring lanes"
+    return "neighbouring rows of the block" if axis == 0 else "neighbouring columns of the block"
+
+
+def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, ...],
+                  scalars: dict[str, int]) -> Optional[Finding]:
+    """A lane step that matches none of the tensor's strides: the address is wrong."""
+    big = layout.big_dims()
+    if not big:
+        return None
+    fit = layout.steps_that_fit()
+    for axis, step in enumerate(steps):
+        if step is None or step == 0 or abs(step) in fit:
+            continue
+        which = _axis_words(block, axis)
+        # a step that some integer argument of the kernel equals (BLOCK_N, M) is that argument, not bytes
+        if layout.itemsize > 1 and step % layout.itemsize == 0 and abs(step) not in scalars.values() and \
+                any(layout.strides[d] == abs(step) // layout.itemsize for d in big):
+            meant = abs(step) // layout.itemsize
+            return Finding(
+                f"The addresses themselves are wrong: {which} are {step} elements apart, {layout.itemsize} "
+                f"times {layout.label}'s stride of {meant}: the offsets count bytes. In Triton, ptr + i moves by i "
+                f"elements whatever their size, so drop the factor {layout.itemsize} (no element_size()).",
+                "address")
+        if len(big) == 1:
+            expected = layout.strides[big[0]]
+            want = "1 apart" if expected == 1 else f"{expected} apart"
+            return Finding(
+                f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements "
+                f"apart, but {layout.label}'s elements are {want} ({layout.layout_text()}).", "address")
+        rows_apart = layout.row_stride()
+        expected = rows_apart if axis == 0 and len(block) > 1 and rows_apart is not None else None
+        hint = f" Row i of {layout.label} starts at i * {expected}{name_of(expected, scalars)}." if expected else ""
+        return Finding(
+            f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements apart, "
+            f"a step that matches none of {layout.label}'s strides ({layout.layout_text()}).{hint}",
+            "address")
+    return None
+
+
+def _origin_text(layout: Layout, origin: int) -> str:
+    where = layout.coordinates(origin)
+    if where is None:
+        return f"element {origin}"
+    return f"element {origin} (row {where[0]}, column {where[1]})"
+
+
+def _program_words(pid: Pid, origins: dict[Pid, int], grid: tuple[int, int, int],
+                   scalars: dict[str, int]) -> str:
+    """'the programs before it started at 0, 32, 64 (32 apart, = BLOCK_N)' where that is known."""
+    steps = program_steps(origins, grid)
+    if steps is None:
+        return ""
+    moved = [(axis, g) for axis, g in enumerate(steps) if g is not None and grid[axis] > 1]
+    if not moved:
+        return ""
+    parts = [f"tl.program_id({axis}) moves it by {g}{name_of(g, scalars)} elements" for axis, g in moved]
+    return " " + "; ".join(parts) + "."
+
+
+def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid, int], grid: tuple[int, int, int],
+                      scalars: dict[str, int]) -> Optional[Finding]:
+    """Does the way each program id moves the block fit the tensor? A move by whole rows must not
+    send the grid's last program past the last row; a move by less than a row (column blocks) must
+    not send it past the last column; any other move must be one flat walk over the tensor. A grid
+    the checker fixes is exactly as large as the work, so a program that starts outside is an
+    address bug, also where its wrapped-around offsets happen to stay inside the tensor."""
+    moved = program_steps(origins, grid)
+    if moved is None or not origins:
+        return None
+    base = origins[min(origins)]
+    rows_apart = layout.row_stride()
+    axes = [a for a in range(3) if grid[a] > 1]
+    flat_walk = len(axes) == 1 and len(block) == 1
+    for axis, g in enumerate(moved):
+        if g is None or g <= 0 or grid[axis] < 2:
+            continue
+        last = base + (grid[axis] - 1) * g
+        named = f"tl.program_id({axis}) moves this access by {g}{name_of(g, scalars)} elements"
+        if flat_walk and last < layout.span:
+            continue
+        if rows_apart is not None and g % rows_apart == 0:
+            rows = layout.span // rows_apart
+            if last // rows_apart < rows:
+                continue
+            problem = (f"{g // rows_apart} rows; with {grid[axis]} programs along axis {axis}, the last one starts at "
+                       f"row {last // rows_apart}, past the last row ({rows - 1})")
+        elif rows_apart is not None and g < rows_apart:
+            columns = layout.shape[-1]
+            if base % rows_apart + (grid[axis] - 1) * g < columns:
+                continue
+            problem = (f"{g} columns; with {grid[axis]} programs along axis {axis}, the last one starts at column "
+                       f"{base % rows_apart + (grid[axis] - 1) * g}, past the last column ({columns - 1})")
+        elif rows_apart is not None:
+            problem = (f"not a whole number of rows: {layout.label}'s rows are {rows_apart}{name_of(rows_apart, scalars)} "
+                       f"elements apart")
+        elif last < layout.span:
+            continue
+        else:
+            problem = (f"and with {grid[axis]} programs along axis {axis} the last one starts at element {last}, "
+                       f"beyond {layout.label}'s {layout.span} elements")
+        others = [a for a in axes if a != axis]
+        swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
+                f"{grid[others[0]]}." if len(axes) == 2 and grid[axes[0]] != grid[axes[1]] else "")
+        return Finding(f"The addresses themselves are wrong: {named}, {problem}.{swap}", "address")
+    return None
+
+
+def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, int],
+                     grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool) -> Optional[Finding]:
+    """The block starts outside the tensor (before it, past its end, or past the last column of a
+    row): its start is computed wrongly. A grid the checker fixes never needs a block that starts
+    outside; a loop that runs one step too far does."""
+    rows_apart = layout.row_stride()
+    where = layout.coordinates(origin)
+    if origin < 0:
+        return Finding(f"Program {pid} starts this access at element {origin}, before the start of {layout.label}. If "
+                       f"the block is not meant to reach back, an offset is off (by {-origin}?): fix the offset, not "
+                       f"the mask. If it is meant to (a neighbour's value), switch the lanes before the start off "
+                       f"with a mask.", "", ("address", "mask"))
+    if origin >= layout.span:
+        problem = f"beyond the {layout.span} elements of {layout.label}"
+    elif where is not None and len(layout.shape) >= 2 and where[1] >= layout.shape[-1]:
+        problem = f"past the last column of its row ({layout.shape[-1] - 1})"
+    else:
+        return None
+    moved = _program_words(pid, origins, grid, scalars)
+    rows = ""
+    if rows_apart is not None:
+        rows = f" {layout.label}'s rows are {rows_apart}{name_of(rows_apart, scalars)} elements apart."
+    text = (f"The block's start is wrong, not its edge: program {pid} starts this access at "
+            f"{_origin_text(layout, origin)}, already {problem}.{moved}{rows}")
+    if in_loop:
+        return Finding(text + " Is the start computed wrongly (a stride, a block size, a program id), or "
+                              "does the loop run a step too far?", "", ("address", "loop"))
+    return Finding(text + " Check how the start is computed: the row or block offset (row * the row "
+                          "stride, pid * BLOCK), which program id picks which axis, and any ± 1.", "address")
+
+
+def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, ...], pid: Pid,
+                     origins: dict[Pid, int], grid: tuple[int, int, int],
+                     scalars: dict[str, int]) -> Optional[Finding]:
+    """Two programs write one element: do their blocks overlap by construction? (the program id
+    unused, or moving the block by less than its width)."""
+    moved = program_steps(origins, grid)
+    if moved is None:
+        return None
+    for axis, g in enumerate(moved):
+        if g is None or grid[axis] < 2:
+            continue
+        if g == 0:
+            return Finding(f"Every program along grid axis {axis} starts this access at the same element: the "
+                           f"offsets do not depend on tl.program_id({axis}), so those programs all write one "
+                           f"block. Add the program's own offset (e.g. tl.program_id({axis}) * BLOCK).", "address")
+        width, unit = _extent(layout, steps, block, g)
+        if width and 0 < g // unit < width:
+            moved = g // unit
+            words = "elements" if unit == 1 and len(block) == 1 else ("columns" if unit == 1 else "rows")
+            return Finding(f"tl.program_id({axis}) moves this access by {moved}{name_of(moved, scalars)} {words}, "
+                           f"but each block is {width}{name_of(width, scalars)} {words} wide: neighbouring programs' "
+                           f"blocks overlap. Program p's block starts at p * {width}.", "address")
+    return None
+
+
+def _extent(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, ...], g: int) -> tuple[int, int]:
+    """(how many units the block spans in the direction a program move of g goes, the unit in
+    elements): lanes along a block axis of step 1 for a move within a row, rows along a block axis
+    that steps by the row stride for a move by whole rows. (0, 1) where the block does not span
+    that direction."""
+    rows_apart = layout.row_stride()
+    if rows_apart is not None and g % rows_apart == 0:
+        spans = [n for n, s in zip(block, steps) if s == rows_apart]
+        return (spans[0], rows_apart) if spans else (0, 1)
+    spans = [n for n, s in zip(block, steps) if s == 1]
+    return (spans[0], 1) if spans else (0, 1)
+
+
+def _shift_finding(layout: Layout, origins: dict[Pid, int], block: tuple[int, ...]) -> Optional[Finding]:
+    """Program 0 starts a little past element 0: an offset off by one, unless that start is meant
+    (the second half of a row, say): both fit, so ask."""
+    first = origins.get((0, 0, 0))
+    if first is None or first == 0 or first < 0 or first >= int(np.prod(block)):
+        return None
+    return Finding(f"Program (0, 0, 0) starts this access at element {first}, not 0. If it should start at 0, an "
+                   f"offset is off by {first} (the addresses, not the mask); if that start is meant, the mask lets "
+                   f"the block's last lanes through.", "", ("address", "mask"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The diagnoses
+
+
+def _other_tensor_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray,
+                          others: dict[str, int]) -> Optional[Finding]:
+    """The lanes the mask lets through fit another tensor of the launch exactly, one of another
+    size: the offsets (or the mask) were made for that tensor. Either the address is built from
+    the wrong index, or the mask compares with the wrong size: ask."""
+    lanes = offsets[np.broadcast_to(active, offsets.shape)]
+    if lanes.size == 0:
+        return None
+    low, high = int(lanes.min()), int(lanes.max())
+    fits = [(name, span) for name, span in others.items() if span != layout.span and low >= 0 and high < span]
+    if not fits:
+        return None
+    name, span = max(fits, key=lambda item: item[1])
+    return Finding(f"The lanes this access lets through reach element {high}: they fit `{name}` ({span} elements), "
+                   f"not {layout.label} ({layout.span}). Is this address built from an index meant for "
+                   f"`{name}` (an element's position where its value, or another row, belongs)? Or does the "
+                   f"mask compare with `{name}`'s size instead of {layout.label}'s?", "", ("address", "mask"))
+
+
+def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
+                  grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
+                  others: Optional[dict[str, int]] = None) -> Finding:
+    """Why an access left its tensor: offsets are the lanes' element offsets (the block's shape,
+    masked-off lanes included), active the lanes the mask let through; others the sizes (in
+    elements) of the launch's other tensors."""
+    steps = lane_steps(offsets)
+    origin = int(offsets.flat[0])
+    origins = {**site.origins, pid: site.origins.get(pid, origin)}
+    finding = (_step_finding(layout, steps, offsets.shape, scalars)
+               or _coverage_finding(layout, offsets.shape, origins, grid, scalars)
+               or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
+               or _shift_finding(layout, origins, offsets.shape)
+               or _other_tensor_finding(layout, offsets, active, others or {}))
+    if finding is not None:
+        return finding
+    if None in steps and offsets.ndim >= 1 and offsets.size > 1:
+        # a gather: the lanes do not follow one stride, so their addresses cannot be checked here
+        return Finding("These lanes' offsets do not follow one stride (a gather?), so the checker cannot tell a "
+                       "wrong index from a missing mask: check both.", "", ("address", "mask"))
+    return Finding("", "mask")
+
+
+def overlapping_writes(layout: Layout, offsets: np.ndarray, site: Site, pid: Pid, grid: tuple[int, int, int],
+                       scalars: dict[str, int]) -> Optional[Finding]:
+    """Why two programs reached one element of a tensor that each element of belongs to one
+    program; None when the addresses look right (then the lanes past a block's edge may be
+    reaching the next block: a mask)."""
+    steps = lane_steps(offsets)
+    origin = int(offsets.flat[0])
+    origins = {**site.origins, pid: site.origins.get(pid, origin)}
+    return (_step_finding(layout, steps, offsets.shape, scalars)
+            or _coverage_finding(layout, offsets.shape, origins, grid, scalars)
+            or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop=False)
+            or _overlap_finding(layout, steps, offsets.shape, pid, origins, grid, scalars))
+
+
+def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[str, int]) -> Optional[Finding]:
+    """After a launch whose results are wrong: a site whose lanes step by none of the tensor's
+    strides, or whose program ids move the block outside the tensor, is evidence of a wrong address
+    even where nothing left the tensor."""
+    return _step_finding(layout, site.steps, site.block, scalars) or \
+        _coverage_finding(layout, site.block, site.origins, grid, scalars)
+
+
+def unused_program_ids(sites: dict, grid: tuple[int, int, int]) -> Optional[Finding]:
+    """No access of the launch moves with some program id: every program along that grid axis
+    reads and writes exactly the same elements, so they all do the same work."""
+    for axis in range(3):
+        if grid[axis] < 2:
+            continue
+        moves = []
+        for site in sites.values():
+            steps = program_steps(site.origins, grid)
+            if steps is None:
+                return None  # offsets that are not one affine function of the program id: a loop
+            moves.append(steps[axis])
+        if moves and all(g == 0 for g in moves):
+            return Finding(f"Every access is the same in every program along grid axis {axis}: no offset depends "
+                           f"on tl.program_id({axis}), so the {grid[axis]} programs all do the same block. Start each "
+                           f"program's block at its own offset (tl.program_id({axis}) * BLOCK).", "address")
+    return None
