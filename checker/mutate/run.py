@@ -65,8 +65,8 @@ def verdict(cls: str, cause: str, candidates: list[str]) -> str:
 
 
 def report_hints(report: Report, cls: str) -> list[dict]:
-    """Every distinct hint of a report: each failing comparison's, each error's, and the report's
-    own list of hints across cases. Distinct by where it comes from and the classes it names (the
+    """Every distinct hint of a report: each failing comparison's, each error's, each case's (the
+    addresses), and the report's own list of hints across cases. Distinct by where it comes from and the classes it names (the
     text names cases and programs: the same hint in ten cases counts once). A key the checker does
     not send yet counts as empty."""
     found: dict[tuple, dict] = {}
@@ -87,6 +87,8 @@ def report_hints(report: Report, cls: str) -> list[dict]:
         for c in result.get("comparisons", []):
             if not c["ok"]:
                 add(c.get("hint", ""), c.get("cause", ""), c.get("candidates", []), "comparison", part, backend)
+        for h in result.get("hints", []):  # what the case's addresses showed
+            add(h.get("hint", ""), h.get("cause", ""), h.get("candidates", []), "case", part, backend)
     for hint in getattr(report, "hints", None) or []:
         add(hint.get("hint", ""), hint.get("cause", ""), hint.get("candidates", []), "summary",
             hint.get("part", ""), hint.get("backend", ""))

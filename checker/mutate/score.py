@@ -174,7 +174,8 @@ def table(tallies: dict[str, Tally]) -> list[str]:
 def _hint_example(o: Outcome) -> str:
     bad = next(h for h in o.hints if h["verdict"] == "misleading")
     named = bad["cause"] or "one of " + ", ".join(bad["candidates"])
-    return f"names {named} ({bad['source']}): \"{bad['hint'][:160]}\""
+    text = " ".join(bad["hint"].split())
+    return f"names {named} ({bad['source']}): \"{text[:200]}{'...' if len(text) > 200 else ''}\""
 
 
 def puzzle_section(scored: Scored) -> list[str]:
