@@ -4,7 +4,88 @@
 listed one that is caught (or no longer exists) too: the list stays true as the solutions change.
 Ids are those the tool prints (operator:function:site:occurrence); a reason says why the mutant
 computes what the solution computes, for every input the puzzle allows.
+
+Most are a load's other= changed where the padded lanes cannot matter: the reasons below say why,
+once each.
 """
 
+# the padded lanes (masked off in the load) flow only into stores and atomics with the same mask
+MASKED_OUT = "its padded lanes reach only masked stores and atomics: what they hold is never written"
+# the padded lanes are multiplied by a factor that is 0 on exactly those lanes before any sum
+# (the other operand's padded 0, or a tl.where that zeroes them), or end in rows or columns no
+# masked store writes (a matrix product's padded rows)
+ZERO_PARTNER = ("its padded lanes are multiplied by another operand's padded 0 before any sum, or land in rows or "
+                "columns that no masked store writes")
+# tl.where(mask, ..., 0.0) replaces the padded lanes before anything uses them
+WHERE_ZEROES = "tl.where(mask, x - mean, 0.0) replaces its padded lanes before anything uses them"
+
 EQUIVALENT: dict[str, dict[str, str]] = {
+    "p06": {
+        "fill.other:silu_fwd_kernel:52d12eef:0": MASKED_OUT,
+        "fill.other:silu_bwd_kernel:52d12eef:0": MASKED_OUT,
+        "fill.other:silu_bwd_kernel:3c1a5198:0": MASKED_OUT,
+    },
+    "p07": {
+        "fill.other:bcast_relu_fwd_kernel:873c43b4:0": MASKED_OUT,
+        "fill.other:bcast_relu_bwd_kernel:873c43b4:0": "dz loads 0 on the padded lanes, so g = where(x * y > 0, dz, 0) "
+                                                        "is 0 there whatever x holds",
+        "fill.other:bcast_relu_bwd_kernel:b1ae9142:0": "x loads 0 on the padded lanes, so x * y > 0 fails there and "
+                                                        "g = 0 whatever dz holds",
+    },
+    "p10": {
+        "fill.other:row_mean_var_kernel:2c95eea7:0": WHERE_ZEROES,
+    },
+    "p11": {
+        "fill.start:softmax_online_kernel:ca6ba3a3:0": "a lane's running sum is multiplied by exp(m_lane - m_new) = "
+                                                       "exp(-inf) = 0 at its first real value, and a lane that never "
+                                                       "sees one is set to 0 by the tl.where: the start value is lost",
+        "fill.other:softmax_online_kernel:ad9a3534:0": MASKED_OUT,
+    },
+    "p12": {
+        "fill.other:softmax_bwd_kernel:ae16c9cd:0": ZERO_PARTNER,
+        "fill.other:softmax_bwd_kernel:dd631e71:0": ZERO_PARTNER,
+        "fill.other:softmax_bwd_kernel:ae16c9cd:1": MASKED_OUT,
+        "fill.other:softmax_bwd_kernel:dd631e71:1": MASKED_OUT,
+    },
+    "p13": {
+        "fill.other:matvec_kernel:a89d318d:0": ZERO_PARTNER,
+        "fill.other:matvec_kernel:b48c1f46:0": ZERO_PARTNER,
+    },
+    "p14": {
+        "fill.other:tiled_matmul_kernel:e7a822dc:0": ZERO_PARTNER,
+        "fill.other:tiled_matmul_kernel:8931705d:0": ZERO_PARTNER,
+    },
+    "p15": {
+        "fill.other:linear_fwd_kernel:0d2c369f:0": ZERO_PARTNER,
+        "fill.other:linear_fwd_kernel:de089bb4:0": ZERO_PARTNER,
+        "fill.other:linear_fwd_kernel:40f86449:0": MASKED_OUT,
+    },
+    "p16": {
+        "fill.other:linear_bwd_dx_kernel:9436542e:0": ZERO_PARTNER,
+        "fill.other:linear_bwd_dx_kernel:33d42ed0:0": ZERO_PARTNER,
+        "fill.other:linear_bwd_dw_kernel:d7c0a10b:0": ZERO_PARTNER,
+    },
+    "p19": {
+        "fill.other:splitm_dw_kernel:3cbaeb8f:0": ZERO_PARTNER,
+        "fill.other:splitm_dw_kernel:9436542e:0": ZERO_PARTNER,
+    },
+    "p20": {
+        "fill.other:rmsnorm_fwd_kernel:2c95eea7:0": MASKED_OUT,
+        "fill.other:rmsnorm_fwd_kernel:3526e811:0": MASKED_OUT,
+        "fill.other:rmsnorm_bwd_kernel:dd631e71:0": ZERO_PARTNER,
+        "fill.other:rmsnorm_bwd_kernel:3526e811:0": ZERO_PARTNER,
+        "fill.other:rmsnorm_bwd_kernel:2c95eea7:1": MASKED_OUT,
+        "fill.other:rmsnorm_bwd_kernel:dd631e71:1": MASKED_OUT,
+        "fill.other:rmsnorm_bwd_kernel:3526e811:1": MASKED_OUT,
+    },
+    "p21": {
+        "fill.other:layernorm_bwd_kernel:dc840dae:0": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:3526e811:0": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:2c95eea7:1": WHERE_ZEROES,
+        "fill.other:layernorm_bwd_kernel:dc840dae:1": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:3526e811:1": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:2c95eea7:2": MASKED_OUT,
+        "fill.other:layernorm_bwd_kernel:dc840dae:2": MASKED_OUT,
+        "fill.other:layernorm_bwd_kernel:3526e811:2": MASKED_OUT,
+    },
 }

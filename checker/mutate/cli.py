@@ -14,7 +14,7 @@ import time
 from checker import registry
 from checker.mutants_equivalent import EQUIVALENT
 from checker.mutate.operators import CLASSES, Mutant, mutants_of
-from checker.mutate.run import check_mutant, parts_touched
+from checker.mutate.run import Outcome, check_mutant, parts_touched
 from checker.mutate.score import Scored, overall, puzzle_section
 from checker.runner import DEFAULT_TIMEOUT
 from checker.spec import Puzzle, SpecError
@@ -90,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="only mutants of this class (repeat for several)")
     parser.add_argument("--sample", type=int, metavar="K", help="K mutants per puzzle, the same every time")
     parser.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    parser.add_argument("--json-file", metavar="PATH", help="also write the JSON results to this file")
     parser.add_argument("--list", action="store_true", help="list the mutants without checking them")
     parser.add_argument("--show", metavar="ID", help="print one mutant's whole text")
     parser.add_argument("--backend", choices=("interpreter", "gpu"), default="interpreter")
@@ -97,13 +98,17 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"seconds for one case's kernels (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--seed", type=int, default=0, help="other random inputs")
     parser.add_argument("--quiet", action="store_true", help="no progress line per mutant")
+    parser.add_argument("--rescore", metavar="PATH", help="score the results of an earlier --json-file again, against "
+                        "the list of equivalents as it is now, without checking anything")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        puzzles = registry.all_puzzles() if args.all else [registry.get(key) for key in args.puzzles]
+        puzzles = registry.all_puzzles() if args.all or args.rescore else [registry.get(key) for key in args.puzzles]
+        if args.rescore and args.puzzles:
+            puzzles = [registry.get(key) for key in args.puzzles]
     except (SpecError, KeyError) as err:
         print(f"python -m checker.mutate: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -113,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     classes = tuple(args.cls) if args.cls else None
     if args.list or args.show:
         return _list(puzzles, classes, args)
+    if args.rescore:
+        return _rescore(args.rescore, {p.key for p in puzzles} if args.puzzles else None)
 
     started = time.perf_counter()
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
@@ -124,9 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             print("\n".join(puzzle_section(scored)), flush=True)
     seconds = time.perf_counter() - started
+    data = {"backend": args.backend, "seconds": round(seconds, 1), "puzzles": [s.to_json() for s in results]}
+    if args.json_file:
+        with open(args.json_file, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
     if args.json:
-        print(json.dumps({"backend": args.backend, "seconds": round(seconds, 1),
-                          "puzzles": [s.to_json() for s in results]}, indent=1))
+        print(json.dumps(data, indent=1))
     else:
         if len(results) > 1:
             print("\n".join(overall(results)))
@@ -150,3 +160,27 @@ def _list(puzzles: list[Puzzle], classes: tuple[str, ...] | None, args) -> int:
         print(f"python -m checker.mutate: no mutant {args.show}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _rescore(path: str, only: set[str] | None) -> int:
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    results = []
+    for entry in data["puzzles"]:
+        if only is not None and entry["puzzle"] not in only:
+            continue
+        puzzle = registry.get(entry["puzzle"])
+        outcomes = [_outcome_from_json(m) for m in entry["mutants"]]
+        scored = Scored(puzzle, outcomes, EQUIVALENT.get(puzzle.key, {}), gpu_only=data["backend"] == "interpreter"
+                        and gpu_only_precision(puzzle), complete=entry["complete"], seconds=entry["seconds"])
+        results.append(scored)
+        print("\n".join(puzzle_section(scored)))
+    if len(results) > 1:
+        print("\n".join(overall(results)))
+    return EXIT_OK if all(s.ok for s in results) else EXIT_FAIL
+
+
+def _outcome_from_json(m: dict) -> Outcome:
+    mutant = Mutant(m["id"], m["class"], m["operator"], m["kernel"], m["line"], m["description"], m["before"],
+                    m["after"], text="")
+    return Outcome(mutant, m["caught"], m["stage"], m["hints"], m["seconds"], m["first_failure"], m["isolated"])
