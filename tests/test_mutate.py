@@ -189,6 +189,17 @@ def test_equivalent_listing_is_well_formed():
             assert len(reason) > 20, f"{mutant_id}: say why no input can tell it from the solution"
 
 
+def test_list_and_show_need_no_check(capsys):
+    from checker.mutate.cli import main
+    assert main(["p02", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == len(mutants_of(registry.get("p02").solution.read_text(encoding="utf-8")))
+    first = listed[0].split()[1]
+    assert main(["p02", "--show", first]) == 0
+    ast.parse(capsys.readouterr().out)
+    assert main(["p02", "--show", "mask.drop:nothing:00000000:0"]) == 2
+
+
 # A fixed sample of each puzzle's mutants, spread over the classes, checked as `python -m
 # checker.mutate` checks them. The puzzles between them have a mutant of every class. Measured:
 # about 20 s of CPU on one core.
