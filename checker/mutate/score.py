@@ -15,6 +15,8 @@ candidates + misleading).
 """
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass, field, fields
 
 from checker.mutate.operators import CLASSES
@@ -217,5 +219,28 @@ def overall(all_scored: list[Scored]) -> list[str]:
             total.add(t)
         lines.append(f"| {s.puzzle.key} | {total.mutants} | {_pct(total.caught_rate)} | {total.survived} | "
                      f"{_pct(total.precision)} | {_pct(total.precision_with_candidates)} | {s.seconds:.0f} |")
+    lines.append("")
+    lines += misleading_kinds(all_scored)
+    return lines
+
+
+def misleading_kinds(all_scored: list[Scored]) -> list[str]:
+    """The misleading hints grouped by what they say (numbers blanked) and the classes they name,
+    most frequent first: which hints to sharpen, and for which bug classes."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for s in all_scored:
+        for o in s.misleading:
+            for h in o.hints:
+                if h["verdict"] == "misleading":
+                    named = h["cause"] or "one of " + ", ".join(h["candidates"])
+                    words = re.sub(r"[-+]?\d[\d.e+-]*", "#", " ".join(h["hint"].split()))[:90]
+                    groups.setdefault((named, f"{h['source']}: {words}"), []).append(f"{s.puzzle.key} {o.mutant.cls}")
+    if not groups:
+        return []
+    lines = ["Misleading hints by kind (mutants, and their puzzles and classes):", "",
+             "| names | hint | mutants | where |", "|---|---|---|---|"]
+    for (named, text), where in sorted(groups.items(), key=lambda item: -len(item[1])):
+        counts = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in Counter(where).most_common())
+        lines.append(f"| {named} | {text.replace('|', '/')} | {len(where)} | {counts} |")
     lines.append("")
     return lines
