@@ -180,6 +180,13 @@ def test_score_counts_survivors_equivalents_and_wrong_listings():
     assert total["precision"] == pytest.approx(2 / 3)
 
 
+def test_misleading_hints_are_grouped_by_their_gist():
+    from checker.mutate.score import _gist
+    a = _gist("Out-of-bounds load from `x_ptr` in program (2, 0, 0), at `k`, line 3")
+    assert a == _gist("Out-of-bounds load from `w_ptr` in program (0, 1, 0), at `k2`, line 9") == "Out-of-bounds load from `…`"
+    assert _gist("every element is 0.81 times the expected value") == _gist("every element is 1.5e-3 times the expected value")
+
+
 def test_equivalent_listing_is_well_formed():
     keys = {p.key for p in registry.all_puzzles()}
     for key, listed in EQUIVALENT.items():

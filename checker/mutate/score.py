@@ -224,6 +224,13 @@ def overall(all_scored: list[Scored]) -> list[str]:
     return lines
 
 
+def _gist(hint: str) -> str:
+    """A hint's words with its particulars blanked: numbers, and the `names` of pointers and kernels."""
+    text = re.split(r" in program | at `", " ".join(hint.split()))[0]  # an error's place: who and where
+    text = re.sub(r"`[^`]*`", "`…`", text)
+    return re.sub(r"[-+]?\d[\d.e+-]*", "#", text)[:90]
+
+
 def misleading_kinds(all_scored: list[Scored]) -> list[str]:
     """The misleading hints grouped by what they say (numbers blanked) and the classes they name,
     most frequent first: which hints to sharpen, and for which bug classes."""
@@ -233,7 +240,7 @@ def misleading_kinds(all_scored: list[Scored]) -> list[str]:
             for h in o.hints:
                 if h["verdict"] == "misleading":
                     named = h["cause"] or "one of " + ", ".join(h["candidates"])
-                    words = re.sub(r"[-+]?\d[\d.e+-]*", "#", " ".join(h["hint"].split()))[:90]
+                    words = _gist(h["hint"])
                     groups.setdefault((named, f"{h['source']}: {words}"), []).append(f"{s.puzzle.key} {o.mutant.cls}")
     if not groups:
         return []
