@@ -130,11 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         results.append(scored)
         if not args.json:
             print("\n".join(puzzle_section(scored)), flush=True)
+        data = {"backend": args.backend, "seconds": round(time.perf_counter() - started, 1),
+                "puzzles": [s.to_json() for s in results]}
+        if args.json_file:  # after every puzzle: a long run that is stopped keeps what it finished
+            with open(args.json_file, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1)
     seconds = time.perf_counter() - started
-    data = {"backend": args.backend, "seconds": round(seconds, 1), "puzzles": [s.to_json() for s in results]}
-    if args.json_file:
-        with open(args.json_file, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
     if args.json:
         print(json.dumps(data, indent=1))
     else:
