@@ -13,9 +13,9 @@ once each.
 MASKED_OUT = "its padded lanes reach only masked stores and atomics: what they hold is never written"
 # the padded lanes are multiplied by a factor that is 0 on exactly those lanes before any sum
 # (the other operand's padded 0, or a tl.where that zeroes them), or end in rows or columns no
-# masked store writes (a matrix product's padded rows)
-ZERO_PARTNER = ("its padded lanes are multiplied by another operand's padded 0 before any sum, or land in rows or "
-                "columns that no masked store writes")
+# masked store writes (a matrix product's padded rows, a partial sum's padded columns)
+ZERO_PARTNER = ("its padded lanes are multiplied by another operand's padded 0 before any sum, or reach only "
+                "rows or columns that no masked store writes")
 # tl.where(mask, ..., 0.0) replaces the padded lanes before anything uses them
 WHERE_ZEROES = "tl.where(mask, x - mean, 0.0) replaces its padded lanes before anything uses them"
 
@@ -87,5 +87,23 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:layernorm_bwd_kernel:2c95eea7:2": MASKED_OUT,
         "fill.other:layernorm_bwd_kernel:dc840dae:2": MASKED_OUT,
         "fill.other:layernorm_bwd_kernel:3526e811:2": MASKED_OUT,
+    },
+    "p23": {
+        "fill.other:ln_bwd_partial_kernel:3e2b28c1:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_partial_kernel:553ad7d5:0": ZERO_PARTNER,
+    },
+    "p24": {
+        "fill.other:ln_bwd_locked_kernel:553ad7d5:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_locked_kernel:3e2b28c1:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_locked_kernel:ad8d4866:0": MASKED_OUT,
+        "fill.other:ln_bwd_locked_kernel:c459d2e8:0": MASKED_OUT,
+        "address.offset:ln_bwd_locked_kernel:2aef9e9c:0": "(row + 1) % G is another assignment of rows to groups: the "
+                                                          "launch makes G <= M, so every group still gets a row, and "
+                                                          "the reduce kernel adds all G partial rows",
+    },
+    "p25": {
+        "fill.other:ln_bwd_roofline_kernel:d46da991:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_roofline_kernel:9d681622:0": "the rows past M load dz = 0, so they add nothing to dgamma and "
+                                                        "dbeta whatever x holds, and their dx is not stored",
     },
 }
