@@ -151,6 +151,10 @@ COLUMNS = ("class", "mutants", "caught", "at compile", "equivalent", "GPU only",
            "among candidates", "misleading", "no hint", "caught %", "precision", "with candidates")
 
 
+GPU_ONLY_NOTE = ("GPU only: precision mutants, which change nothing in fp32; the interpreter runs the fp32 cases, "
+                 "the GPU the bfloat16 ones too (`--backend gpu` on a GPU host checks them).")
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f} %"
 
@@ -196,6 +200,8 @@ def puzzle_section(scored: Scored) -> list[str]:
         lines += [f"- `{i}`" for i in scored.stale]
         lines.append("")
     lines += table(scored.tallies())
+    if any(t.gpu_only for t in scored.tallies().values()):
+        lines += ["", GPU_ONLY_NOTE]
     if scored.misleading:
         lines += ["", "Misleading hints:", ""]
         lines += [f"- `{o.mutant.id}` ({o.mutant.cls}) {o.mutant.description}: {_hint_example(o)}"
