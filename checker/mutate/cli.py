@@ -14,7 +14,7 @@ import time
 from checker import registry
 from checker.mutants_equivalent import EQUIVALENT
 from checker.mutate.operators import CLASSES, Mutant, mutants_of
-from checker.mutate.run import Outcome, check_mutant, parts_touched
+from checker.mutate.run import CannotCheck, Outcome, check_mutant, parts_touched
 from checker.mutate.score import Scored, overall, puzzle_section
 from checker.runner import DEFAULT_TIMEOUT
 from checker.spec import Puzzle, SpecError
@@ -125,8 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     results = []
     for puzzle in puzzles:
-        scored = mutate_puzzle(puzzle, classes=classes, k=args.sample, backend=args.backend, timeout=args.timeout,
-                               seed=args.seed, progress=progress)
+        try:
+            scored = mutate_puzzle(puzzle, classes=classes, k=args.sample, backend=args.backend,
+                                   timeout=args.timeout, seed=args.seed, progress=progress)
+        except CannotCheck as err:
+            print(f"python -m checker.mutate: {err}", file=sys.stderr)
+            return EXIT_USAGE
         results.append(scored)
         if not args.json:
             print("\n".join(puzzle_section(scored)), flush=True)

@@ -135,6 +135,10 @@ def may_hang(mutant: Mutant) -> bool:
     return False
 
 
+class CannotCheck(Exception):
+    """The checker could not run as asked (no CUDA device for the GPU backend)."""
+
+
 class WatchdogFired(KeyboardInterrupt):
     """A KeyboardInterrupt, so that the checker's own handlers (which turn any exception of a
     learner's kernel into a verdict) let it through."""
@@ -181,6 +185,8 @@ def check_mutant(puzzle: Puzzle, mutant: Mutant, parts: list[str], *, backend: s
             isolated = True
     if isolated:
         report = run_check(puzzle, parts, source, in_process=False, **options)
+    if report.usage_error:  # no CUDA for --backend gpu: nothing was checked
+        raise CannotCheck(report.usage_error)
     text = "\n".join(lines)
     outcome = Outcome(mutant, caught=not report.passed, seconds=time.perf_counter() - started, isolated=isolated)
     if outcome.caught:
