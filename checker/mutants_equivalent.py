@@ -16,8 +16,8 @@ MASKED_OUT = "its padded lanes reach only masked stores and atomics: what they h
 # masked store writes (a matrix product's padded rows, a partial sum's padded columns)
 ZERO_PARTNER = ("its padded lanes are multiplied by another operand's padded 0 before any sum, or reach only "
                 "rows or columns that no masked store writes")
-# tl.where(mask, ..., 0.0) replaces the padded lanes before anything uses them
-WHERE_ZEROES = "tl.where(mask, x - mean, 0.0) replaces its padded lanes before anything uses them"
+# a tl.where(mask, ..., 0.0) replaces the padded lanes before anything uses them
+WHERE_ZEROES = "a tl.where(mask, ..., 0.0) replaces its padded lanes before anything uses them"
 
 EQUIVALENT: dict[str, dict[str, str]] = {
     "p06": {

@@ -53,25 +53,29 @@ def mutate_puzzle(puzzle: Puzzle, *, classes: tuple[str, ...] | None = None, k: 
     mutants = mutants_of(solution, classes)
     if k is not None:
         mutants = sample(mutants, k)
+    gpu_only = backend == "interpreter" and gpu_only_precision(puzzle)
     outcomes = []
     for i, mutant in enumerate(mutants, start=1):
         outcome = check_mutant(puzzle, mutant, parts_touched(puzzle, solution, mutant.kernel), backend=backend,
                                timeout=timeout, seed=seed)
         outcomes.append(outcome)
         if progress is not None:
-            progress(_progress_line(puzzle, i, len(mutants), outcome))
-    return Scored(puzzle, outcomes, EQUIVALENT.get(puzzle.key, {}),
-                  gpu_only=backend == "interpreter" and gpu_only_precision(puzzle),
+            progress(_progress_line(puzzle, i, len(mutants), outcome, gpu_only))
+    return Scored(puzzle, outcomes, EQUIVALENT.get(puzzle.key, {}), gpu_only=gpu_only,
                   complete=classes is None and k is None, seconds=time.perf_counter() - started)
 
 
-def _progress_line(puzzle: Puzzle, i: int, n: int, outcome) -> str:
+def _progress_line(puzzle: Puzzle, i: int, n: int, outcome, gpu_only: bool) -> str:
     m = outcome.mutant
     if outcome.caught:
         verdict = f"caught ({outcome.stage})" + ("" if outcome.stage == "compile" else
                                                   f", hints: {'/'.join(sorted(set(outcome.verdicts)))}")
+    elif m.id in EQUIVALENT.get(puzzle.key, {}):
+        verdict = "survived (listed equivalent)"
+    elif m.cls == "precision" and gpu_only:
+        verdict = "survived (GPU only)"
     else:
-        verdict = "SURVIVED" + (" (listed equivalent)" if m.id in EQUIVALENT.get(puzzle.key, {}) else "")
+        verdict = "SURVIVED"
     width = len(str(n))
     return f"{puzzle.key} [{i:>{width}}/{n}] {outcome.seconds:5.1f} s  {verdict:<40} {m.id}  {m.description}"
 
