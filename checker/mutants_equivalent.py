@@ -103,7 +103,25 @@ EQUIVALENT: dict[str, dict[str, str]] = {
     },
     "p25": {
         "fill.other:ln_bwd_roofline_kernel:d46da991:0": ZERO_PARTNER,
-        "fill.other:ln_bwd_roofline_kernel:9d681622:0": "the rows past M load dz = 0, so they add nothing to dgamma and "
-                                                        "dbeta whatever x holds, and their dx is not stored",
+        "fill.other:ln_bwd_roofline_kernel:9d681622:0": "the rows past M load dz = 0, so they add nothing to dgamma "
+                                                        "and dbeta whatever x holds, and their dx is not stored",
+    },
+    "p22": {
+        "fill.other:layernorm_fwd_kernel:b0a72f3a:0": MASKED_OUT,
+        "fill.other:ln_linear_fwd_kernel:3b1824ea:1": WHERE_ZEROES,
+        "fill.other:ln_linear_fwd_kernel:3e2b28c1:0": WHERE_ZEROES,
+        "fill.other:ln_linear_fwd_kernel:ddae9c27:0": MASKED_OUT,
+        "fill.other:ln_linear_bwd_kernel:4e80eb13:0": ZERO_PARTNER,
+    },
+    "p26": {
+        "fill.other:fold_weight_kernel:59979a89:0": ZERO_PARTNER,
+        "fill.other:ln_epilogue_linear_kernel:b6066601:0": MASKED_OUT,
+        "fill.other:ln_epilogue_linear_kernel:42116a0f:0": MASKED_OUT,
+        "fill.other:ln_dx_kernel:a888557a:0": MASKED_OUT,
+        # the launch passes ROWS=1 to ln_dx_kernel: its row blocks are single rows below M
+        "mask.keep_one:ln_dx_kernel:7f2e86b7:0": "the launch passes ROWS=1, so every row block is one row below "
+                                                 "M and row_ok is always true",
+        "fill.other:ln_dx_kernel:6e4e8848:0": "the launch passes ROWS=1, so every row block is one row below M: no "
+                                              "lane is padded",
     },
 }

@@ -210,7 +210,8 @@ def address_ops(kernel: Kernel) -> Iterator[Edit]:
                     else:
                         yield Edit("address.block", node, _fits(kernel, node, other))
                 elif size.id in kernel.sizes:
-                    own = f"BLOCK_{size.id}" if f"BLOCK_{size.id}" in blocks else (blocks[0] if len(blocks) == 1 else "")
+                    own = f"BLOCK_{size.id}" if f"BLOCK_{size.id}" in blocks else ""
+                    own = own or (blocks[0] if len(blocks) == 1 else "")
                     if own:
                         yield Edit("address.block", size, own)
                 break
@@ -271,14 +272,16 @@ def loop_ops(kernel: Kernel) -> Iterator[Edit]:
         later = step if _zero(start) else _binop(start, ast.Add(), step)
         yield Edit("loop.start", call, rebuilt(later, stop, step))
         yield Edit("loop.stop", call, rebuilt(start, _binop(stop, ast.Sub(), step), step))
-        doubled = ast.Constant(2) if isinstance(step, ast.Constant) and step.value == 1 else _binop(ast.Constant(2), ast.Mult(), step)
+        one = isinstance(step, ast.Constant) and step.value == 1
+        doubled = ast.Constant(2) if one else _binop(ast.Constant(2), ast.Mult(), step)
         yield Edit("loop.step", call, rebuilt(start, stop, doubled))
 
 
 def accumulate_ops(kernel: Kernel) -> Iterator[Edit]:
     for node in ast.walk(kernel.node):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
-            yield Edit("accumulate.overwrite", node, _text(ast.Assign(targets=[node.target], value=node.value, lineno=0)))
+            overwrite = ast.Assign(targets=[node.target], value=node.value, lineno=0)
+            yield Edit("accumulate.overwrite", node, _text(overwrite))
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)):
             name = node.targets[0].id

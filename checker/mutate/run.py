@@ -35,7 +35,8 @@ class Outcome:
     mutant: Mutant
     caught: bool
     stage: str = ""               # caught: "compile" (no case ran), "case", or "hang"
-    hints: list[dict] = field(default_factory=list)   # distinct hints: {"hint", "cause", "candidates", "verdict", "source"}
+    # distinct hints: {"hint", "cause", "candidates", "verdict", "source", "part", "backend"}
+    hints: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     first_failure: str = ""       # the report's first failing line, to say how it was caught
     isolated: bool = False        # ran in a worker process
@@ -66,9 +67,9 @@ def verdict(cls: str, cause: str, candidates: list[str]) -> str:
 
 def report_hints(report: Report, cls: str) -> list[dict]:
     """Every distinct hint of a report: each failing comparison's, each error's, each case's (the
-    addresses), and the report's own list of hints across cases. Distinct by where it comes from and the classes it names (the
-    text names cases and programs: the same hint in ten cases counts once). A key the checker does
-    not send yet counts as empty."""
+    addresses), and the report's own list of hints across cases. Distinct by where it comes from
+    and the classes it names (the text names cases and programs: the same hint in ten cases counts
+    once). A key the checker does not send yet counts as empty."""
     found: dict[tuple, dict] = {}
 
     def add(text: str, cause: str, candidates: list, source: str, part: str, backend: str) -> None:
