@@ -83,6 +83,14 @@ class Site:
     steps: tuple[Optional[int], ...]
     block: tuple[int, ...]         # the pointer block's shape
     origins: dict[Pid, int] = field(default_factory=dict)
+    active: dict[Pid, int] = field(default_factory=dict)   # lanes the mask let through, at that first access
+
+    def flat_walk(self, grid: tuple[int, int, int]) -> bool:
+        """Do the programs walk the tensor as one flat array, block after block? Then only the last
+        block's mask switches lanes off; a kernel that walks rows masks lanes in every row."""
+        width = int(np.prod(self.block)) if self.block else 1
+        last = (grid[0] - 1, grid[1] - 1, grid[2] - 1)
+        return all(n == width for pid, n in self.active.items() if pid != last)
 
 
 @dataclass(frozen=True)
@@ -176,10 +184,13 @@ def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple
         rows_apart = layout.row_stride()
         expected = rows_apart if axis == 0 and len(block) > 1 and rows_apart is not None else None
         hint = f" Row i of {layout.label} starts at i * {expected}{name_of(expected, scalars)}." if expected else ""
-        return Finding(
-            f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements apart, "
-            f"a step that matches none of {layout.label}'s strides ({layout.layout_text()}).{hint}",
-            "address")
+        text = (f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements apart, "
+                f"a step that matches none of {layout.label}'s strides ({layout.layout_text()}).{hint}")
+        if scalars and abs(step) not in scalars.values():
+            # a step that is no argument of the kernel was written into it
+            return Finding(text + f" {abs(step)} is none of the sizes the kernel was given: is it hard-coded?", "",
+                           ("address", "hardcoded"))
+        return Finding(text, "address")
     return None
 
 
@@ -204,7 +215,7 @@ def _program_words(pid: Pid, origins: dict[Pid, int], grid: tuple[int, int, int]
 
 
 def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid, int], grid: tuple[int, int, int],
-                      scalars: dict[str, int]) -> Optional[Finding]:
+                      scalars: dict[str, int], site: Optional[Site] = None) -> Optional[Finding]:
     """Does the way each program id moves the block fit the tensor? A move by whole rows must not
     send the grid's last program past the last row; a move by less than a row (column blocks) must
     not send it past the last column; any other move must be one flat walk over the tensor. A grid
@@ -216,7 +227,7 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
     base = origins[min(origins)]
     rows_apart = layout.row_stride()
     axes = [a for a in range(3) if grid[a] > 1]
-    flat_walk = len(axes) == 1 and len(block) == 1
+    flat_walk = len(axes) == 1 and len(block) == 1 and (site is None or site.flat_walk(grid))
     for axis, g in enumerate(moved):
         if g is None or g <= 0 or grid[axis] < 2:
             continue
@@ -230,6 +241,9 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
                 continue
             problem = (f"{g // rows_apart} rows; with {grid[axis]} programs along axis {axis}, the last one starts at "
                        f"row {last // rows_apart}, past the last row ({rows - 1})")
+            if g // rows_apart == layout.itemsize > 1 and layout.itemsize not in scalars.values():
+                problem += (f". {layout.itemsize} rows is {layout.itemsize} times one row, the size of an element in "
+                            f"bytes: do the offsets count bytes? ptr + i moves by i elements")
         elif rows_apart is not None and g < rows_apart:
             columns = layout.shape[-1]
             if base % rows_apart + (grid[axis] - 1) * g < columns:
@@ -247,7 +261,12 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
         others = [a for a in axes if a != axis]
         swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
                 f"{grid[others[0]]}." if len(axes) == 2 and grid[axes[0]] != grid[axes[1]] else "")
-        return Finding(f"The addresses themselves are wrong: {named}, {problem}.{swap}", "address")
+        text = f"The addresses themselves are wrong: {named}, {problem}.{swap}"
+        if scalars and not any(v > 1 and g % v == 0 for v in scalars.values()):
+            # a move that no argument of the kernel (nor a multiple of one) explains was written into it
+            return Finding(text + f" {g} is none of the sizes the kernel was given, nor a multiple of one: is a size "
+                                  f"hard-coded?", "", ("address", "hardcoded"))
+        return Finding(text, "address")
     return None
 
 
@@ -301,9 +320,13 @@ def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tu
         if width and 0 < g // unit < width:
             moved = g // unit
             words = "elements" if unit == 1 and len(block) == 1 else ("columns" if unit == 1 else "rows")
-            return Finding(f"tl.program_id({axis}) moves this access by {moved}{name_of(moved, scalars)} {words}, "
-                           f"but each block is {width}{name_of(width, scalars)} {words} wide: neighbouring programs' "
-                           f"blocks overlap. Program p's block starts at p * {width}.", "address")
+            text = (f"tl.program_id({axis}) moves this access by {moved}{name_of(moved, scalars)} {words}, "
+                    f"but each block is {width}{name_of(width, scalars)} {words} wide: neighbouring programs' "
+                    f"blocks overlap. Program p's block starts at p * {width}.")
+            if scalars and moved not in scalars.values():
+                return Finding(text + f" {moved} is none of the sizes the kernel was given: is it hard-coded?", "",
+                               ("address", "hardcoded"))
+            return Finding(text, "address")
     return None
 
 
@@ -354,6 +377,47 @@ def _other_tensor_finding(layout: Layout, offsets: np.ndarray, active: np.ndarra
                    f"mask compare with `{name}`'s size instead of {layout.label}'s?", "", ("address", "mask"))
 
 
+def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+    """A block as wide as none of the sizes the kernel was given: tl.arange takes compile-time
+    widths, so one that matches no argument is most likely a number written into the kernel."""
+    widths = [n for n in offsets.shape if n > 1]
+    given = set(scalars.values())
+    if not widths or not given or any(w in given for w in widths):
+        return None
+    named = ", ".join(f"{k} = {v}" for k, v in scalars.items())
+    return Finding(f"This block is {' x '.join(map(str, widths))} lanes wide, but none of the sizes the kernel was given "
+                   f"is {widths[0]} ({named}): is a size hard-coded (tl.arange(0, {widths[0]}))? Use the "
+                   f"block size argument. Or, if the width is meant, the mask must switch off the lanes past the end.",
+                   "", ("hardcoded", "mask"))
+
+
+def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, steps: tuple[Optional[int], ...],
+                      scalars: dict[str, int]) -> Optional[Finding]:
+    """The mask switches lanes off, but at a bound none of the kernel's sizes explains (rows < 10
+    where M is 1): the bound was written into the kernel."""
+    if not scalars or None in steps or offsets.ndim == 0:
+        return None
+    active = np.broadcast_to(active, offsets.shape)
+    if active.all() or not active.any():
+        return None
+    origin = int(offsets.flat[0])
+    rows_apart = layout.row_stride()
+    for axis, step in enumerate(steps):
+        lanes = active.any(axis=tuple(a for a in range(offsets.ndim) if a != axis))
+        extent = int(np.nonzero(lanes)[0].max()) + 1
+        if extent == offsets.shape[axis] or not step:
+            continue
+        start = origin // step if step == rows_apart and rows_apart else origin % rows_apart if rows_apart and step == 1 \
+            else origin // step
+        bound = start + extent
+        if bound not in scalars.values():
+            return Finding(f"The mask lets lanes through up to index {bound - 1} along this block's "
+                           f"{'rows' if offsets.ndim > 1 and axis == 0 else 'lanes'}, a bound of {bound}, and {bound} is "
+                           f"none of the sizes the kernel was given: is the mask's bound hard-coded? It must compare "
+                           f"with this tensor's size.", "", ("mask", "hardcoded"))
+    return None
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None) -> Finding:
@@ -364,12 +428,16 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     finding = (_step_finding(layout, steps, offsets.shape, scalars)
-               or _coverage_finding(layout, offsets.shape, origins, grid, scalars)
+               or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)
-               or _other_tensor_finding(layout, offsets, active, others or {}))
+               or _other_tensor_finding(layout, offsets, active, others or {})
+               or _literal_width_finding(layout, offsets, scalars))
     if finding is not None:
         return finding
+    bound = _hard_coded_bound(layout, offsets, active, steps, scalars)
+    if bound is not None:
+        return bound
     if None in steps and offsets.ndim >= 1 and offsets.size > 1:
         # a gather: the lanes do not follow one stride, so their addresses cannot be checked here
         return Finding("These lanes' offsets do not follow one stride (a gather?), so the checker cannot tell a "
@@ -386,7 +454,7 @@ def overlapping_writes(layout: Layout, offsets: np.ndarray, site: Site, pid: Pid
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     return (_step_finding(layout, steps, offsets.shape, scalars)
-            or _coverage_finding(layout, offsets.shape, origins, grid, scalars)
+            or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
             or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop=False)
             or _overlap_finding(layout, steps, offsets.shape, pid, origins, grid, scalars))
 
@@ -396,7 +464,7 @@ def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[
     strides, or whose program ids move the block outside the tensor, is evidence of a wrong address
     even where nothing left the tensor."""
     return _step_finding(layout, site.steps, site.block, scalars) or \
-        _coverage_finding(layout, site.block, site.origins, grid, scalars)
+        _coverage_finding(layout, site.block, site.origins, grid, scalars, site)
 
 
 def unused_program_ids(sites: dict, grid: tuple[int, int, int]) -> Optional[Finding]:

@@ -194,6 +194,21 @@ def variant(name: str, cause: str, hint: str, compute: Callable[..., Mapping[str
     return Variant(name, cause, hint, compute)
 
 
+def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
+    """In a launch: a buffer the kernels pass results through (partial rows, saved statistics),
+    made like torch.empty on `like`'s device (dtype: `like`'s unless given), but filled with the
+    checker's poison, a NaN no arithmetic makes, as the outputs are. torch.empty's memory is often
+    zeros on a fresh CPU allocation and garbage on a GPU, so a kernel that adds into a buffer it
+    never cleared would pass or fail by luck; poisoned, it fails on both backends, every time."""
+    import torch
+    from checker.runcase import poison
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
+    if buffer.is_floating_point():
+        poison(buffer)
+    return buffer
+
+
 def shared(*tensors) -> None:
     """In a launch: these scratch buffers are added into by several programs on purpose (partial
     rows under locks, say). The interpreter's race check then asks for atomics or locks there, not
@@ -475,17 +490,17 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
 
 
 # Summary hints every short-form puzzle gets, for the case tags it has: (text, candidate causes).
-# Each says what the failing cases share and asks the questions that kind of failure raises,
-# without assuming one design: the checker fixes the grid, so none of them asks about the grid.
+# Which cases fail is weak evidence: these say what the failing cases have in common and where in
+# the kernel that points, and name no cause (the checker fixes the grid, so none asks about it).
 GENERIC_SUMMARIES = {
-    "non_pow2": ("only the cases whose sizes are not powers of two fail: does a mask compare with the size "
-                 "(offsets < N) rather than the block size, and do the padded lanes stay out of every sum?",
-                 ("mask", "fill")),
-    "tail": ("only the cases whose last block sticks out past the end fail: is that block's mask right (offsets "
-             "< N), and do its padded lanes load a value that leaves the result alone?", ("mask", "fill", "loop")),
-    "wide": ("only the cases larger than one block fail: look at what happens past the first block. Does each "
-             "program move to its own block (pid * BLOCK), or each loop cover every block (its bounds, its step, "
-             "and what it carries from one block to the next)?", ("address", "loop", "accumulate")),
+    "non_pow2": ("only the cases whose sizes are not powers of two fail: those are the cases with a partly filled "
+                 "block. Look at what the kernel does with it: its offsets, its mask, what its padded lanes load, "
+                 "and every count that should be the size rather than the block size.", ()),
+    "tail": ("only the cases whose last block sticks out past the end fail: look at what the kernel does with that "
+             "partly filled block (its offsets, its mask, what its padded lanes load).", ()),
+    "wide": ("only the cases larger than one block fail: look at what changes from the first block to the next "
+             "ones (each program's offsets, the loop's bounds and step, what carries over from one block to the "
+             "next, how the blocks' results are combined).", ()),
 }
 
 

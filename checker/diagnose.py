@@ -49,7 +49,16 @@ class Evidence:
 # Never written
 
 
-def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> Hint:
+def _unexplained(count: int, case: Case | None) -> bool:
+    """A count of elements that no size or block parameter of the case accounts for (nor any
+    multiple of a block): a number written into the kernel?"""
+    if case is None:
+        return False
+    known = [v for v in {**case.sizes, **case.params}.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    return bool(known) and not any(count == v or count % v == 0 for v in known if v > 1) and count not in known
+
+
+def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None = None) -> Hint:
     if comparison.n_unwritten == comparison.n_total:
         return asking("never written: no store reached this output (still the checker's NaN fill). Is the store "
                       "there, through this output's pointer, and does its mask let any lane through?",
@@ -74,6 +83,11 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> Hint:
     flat = torch.isnan(got.reshape(-1))
     first = int(flat.nonzero().min())
     if bool(flat[first:].all()):
+        if _unexplained(first, case):
+            return asking(f"{hint}: every element from {first} on, and {first} is none of this case's sizes or "
+                          f"blocks: is a size hard-coded (a number written into the kernel)? Otherwise: do the blocks "
+                          f"(or the loop) reach the end, and does the last block's mask let its lanes through?",
+                          "hardcoded", "address", "loop", "mask")
         return asking(f"{hint}: every element from {first} on. Do the programs' blocks (or the loop) reach the "
                       f"end, and does the last block's mask let its lanes through?", "address", "loop", "mask")
     return asking(hint + ". Which program should store them: are its offsets right, and does its mask let "
@@ -87,9 +101,10 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison) -> Hint:
 def _atomic_advice(evidence: Evidence, name: str) -> tuple[str, str, tuple[str, ...]]:
     """(advice, cause, candidates) for shares that did not all arrive, by what the kernel did."""
     if evidence.atomics_on(name) and not evidence.plain_stores_on(name):
-        return ("The kernel does add into it with atomics, so the shares were lost before that: does every "
-                "program add all of its rows (an accumulator overwritten in a loop?), and does the atomic's mask "
-                "let every lane through?", "", ("accumulate", "mask"))
+        return ("The kernel does add into it with atomics, so the shares went astray before that: do the atomic's "
+                "offsets put each share where it belongs, does every program add all of its rows (an accumulator "
+                "overwritten in a loop?), and does the atomic's mask let every lane through?", "",
+                ("address", "accumulate", "mask"))
     if evidence.atomics_on(name) and evidence.plain_stores_on(name):
         return ("The kernel adds into it with atomics but also writes it with a plain tl.store: the store "
                 "overwrites what other programs added. Add every share with tl.atomic_add.", "atomic", ())
@@ -118,12 +133,25 @@ def _share_hint(got: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor, 
     if not bool(hits.any(dim=0).all()):
         return NO_HINT
     advice, cause, candidates = _atomic_advice(evidence, name)
+    if _equal_shares(flat_shares, flat_touched, allowed):
+        # every share of an element is the same here (identical rows): one share is also the total
+        # divided by the count, so a sum divided by the count looks just like overwritten shares
+        return asking(f"each element equals a single {unit}'s share. With these identical {unit}s that is also the "
+                      f"total divided by the number of {unit}s: either the shares overwrote each other instead of "
+                      f"adding up ({advice}) or the sum was divided by the count.",
+                      *dict.fromkeys(((cause,) if cause else ()) + candidates + ("formula",)))
     for row in range(m):
         if bool((hits[row] | ~flat_touched[row]).all()) and bool(flat_touched[row].all()):
             return Hint(f"equals the share of {unit} {row} alone: the other {unit}s' contributions were "
                         f"overwritten or never added. " + advice, cause, candidates)
     return Hint(f"each element equals one {unit}'s share: the shares overwrote each other instead of adding up. "
                 + advice, cause, candidates)
+
+
+def _equal_shares(shares: torch.Tensor, touched: torch.Tensor, allowed: torch.Tensor) -> bool:
+    """Is every share of each element the same (within the tolerance)?"""
+    first = torch.where(touched, shares, torch.nan).nanmean(0)
+    return bool((((shares - first).abs() <= allowed) | ~touched).all())
 
 
 def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Hint:
@@ -262,19 +290,27 @@ def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint
     sizeable = ref.abs() > 1e-3 * float(ref.abs().max())
     if int(sizeable.sum()) < 4:
         return NO_HINT
-    ratio = got[sizeable] / ref[sizeable]
+    values = ref[sizeable]
+    if float(values.std()) <= 1e-3 * float(values.abs().mean()):
+        return NO_HINT  # equal values (constant inputs): every mistake looks like a constant factor
+    ratio = got[sizeable] / values
     c = float(ratio.median())
     if not (abs(c - 1) > 1e-3 and bool(((ratio - c).abs() <= 1e-4 * abs(c) + 1e-12).all())) or c == 0:
         return NO_HINT
-    names = ""
+    found = []
     if case is not None:
         known = {**case.sizes, **{k: v for k, v in case.params.items() if isinstance(v, int) and not isinstance(v, bool)}}
         close = lambda x: abs(x - c) < 1e-6 * abs(c)  # noqa: E731
         found = ([a for a, x in known.items() if close(x)] + [f"1 / {a}" for a, x in known.items() if x and close(1 / x)]
                  + [f"{a} / {b}" for a, x in known.items() for b, y in known.items() if a != b and y and close(x / y)])
-        names = f" (= {found[0]})" if found else ""
-    return asking(f"every element is {c:.6g} times the expected value{names}: a constant factor, such as a sum "
-                  f"divided by the wrong count or a scale applied twice or not at all?", "formula")
+    whole = next((f"{k:g}" for k in (round(c), 1 / round(1 / c) if abs(c) < 1 else None) if k and abs(k - c) < 1e-6 * abs(c)), "")
+    if not found and not (whole and abs(c) >= 1):
+        return NO_HINT  # a factor nothing names is no evidence of a constant in the formula
+    names = f" (= {found[0]})" if found else ""
+    return asking(f"every element is {c:.6g} times the expected value{names}: a constant factor. A sum divided by the "
+                  f"wrong count, a scale applied twice or not at all, a loop that covers the wrong range, or a sum "
+                  f"started over where it should carry on (only the last of several terms kept)?",
+                  "formula", "loop", "accumulate")
 
 
 def _nonfinite_hint(comparison: Comparison, evidence: Evidence, name: str) -> Hint:
@@ -320,13 +356,13 @@ def _combine(variants: list, share: Hint) -> Hint:
     """One variant and nothing else fits: its hint. Several explanations fit the same numbers
     (two variants, or a variant and a sharing signature that names another cause): say so, and ask
     about each. A sharing observation that names no cause only describes what the variant explains."""
-    explanations = [(p.hint, p.cause) for p in variants]
-    if share and share.cause and share.cause not in {p.cause for p in variants}:
-        explanations.append((share.text, share.cause))
+    explanations = [(p.hint, (p.cause,)) for p in variants]
+    if share and not {p.cause for p in variants} & set(share.classes):
+        explanations.append((share.text, share.classes))
     texts = list(dict.fromkeys(text for text, _ in explanations))
-    causes = tuple(dict.fromkeys(cause for _, cause in explanations if cause))
+    causes = tuple(dict.fromkeys(cause for _, classes in explanations for cause in classes if cause))
     if len(texts) == 1:
-        return Hint(texts[0], causes[0] if len(causes) == 1 else "", causes if len(causes) > 1 else ())
+        return Hint(texts[0], variants[0].cause) if len(variants) == 1 else asking(texts[0], *causes)
     lines = " Or: ".join(texts)
     return asking(f"these numbers fit more than one known mistake. {lines}", *causes)
 
@@ -342,7 +378,7 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
-        return _unwritten_hint(got, comparison)
+        return _unwritten_hint(got, comparison, case)
     if not comparison.n_nonfinite:
         hint = _layout_hint(got, ref, scale, tol, reference.condition)
         if hint:

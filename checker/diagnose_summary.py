@@ -16,16 +16,31 @@ from checker.spec import Case, Puzzle
 
 
 def _named_causes(result: dict) -> set[str]:
-    """The causes this failing case's own report already names (a fault, a variant, an address)."""
+    """The causes this failing case's own evidence points at: those a fault, a known-bug variant or
+    the addresses name, and those a fault or the addresses ask about (they saw the kernel run)."""
     if result.get("status") == "error":
         error = result.get("error") or {}
-        return {error["cause"]} if error.get("cause") else set()
-    found = [c for c in result.get("comparisons", []) if not c.get("ok")] + list(result.get("hints", []))
-    return {item["cause"] for item in found if item.get("cause")}
+        return {c for c in [error.get("cause", ""), *error.get("candidates", [])] if c}
+    named = {c["cause"] for c in result.get("comparisons", []) if not c.get("ok") and c.get("cause")}
+    for h in result.get("hints", []):
+        named |= {c for c in [h.get("cause", ""), *h.get("candidates", [])] if c}
+    return named
+
+
+def _contradicted(pattern, failing: list[tuple[Case, dict]]) -> bool:
+    """A hint that asks about atomics, where every failing case's kernels already add with atomics
+    and store nothing plainly to the outputs they add into: asking 'add, not store?' would mislead."""
+    if "atomic" not in set(pattern.candidates) | {pattern.cause}:
+        return False
+    def atomic_only(result: dict) -> bool:
+        kinds = [set(k) for k in result.get("accesses", {}).values() if "atomic" in k]
+        return bool(kinds) and all("store" not in k for k in kinds)
+    return all(atomic_only(r) for _, r in failing)
 
 
 def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint]:
-    """results: (case, its case_result event). Most specific first, two at most."""
+    """results: (case, its case_result event). The most specific one (fewest cases of its kind):
+    a second, broader pattern over the same failures only adds a question that pulls elsewhere."""
     failing = [(case, r) for case, r in results if r.get("status") != "pass"]
     passing = [case for case, r in results if r.get("status") == "pass"]
     if not failing or not passing:
@@ -33,10 +48,10 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint
     named = set().union(*[_named_causes(r) for _, r in failing])
     found = []
     for pattern in puzzle.summary_patterns:
-        if named and not pattern.cause and not named & set(pattern.candidates):
+        if named and not pattern.cause and not named & set(pattern.candidates) or _contradicted(pattern, failing):
             continue
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"
         if covers and all(pattern.selects(case) for case, _ in failing) and any(not pattern.selects(c) for c in passing):
             found.append((len(selected), Hint(pattern.hint, pattern.cause, tuple(pattern.candidates))))
-    return [hint for _, hint in sorted(found, key=lambda item: item[0])[:2]]
+    return [hint for _, hint in sorted(found, key=lambda item: item[0])[:1]]

@@ -91,9 +91,15 @@ def _case_hint_lines(hints: list, depth: int = 2) -> list[str]:
     return lines
 
 
-def _sharper(event: dict) -> bool:
-    """Does the case carry a hint that names a cause (the addresses), beside the outputs' questions?"""
-    return any(h.get("cause") for h in event.get("hints", []))
+def _sharper(event: dict) -> set[str]:
+    """The causes the case's own hints name (the addresses), beside the outputs' questions."""
+    return {h["cause"] for h in event.get("hints", []) if h.get("cause")}
+
+
+def _shown(c: dict, sharper: set[str]) -> bool:
+    """Show an output's hint unless it only asks about causes other than the case's sharper one:
+    a question beside a finding would pull the other way; one that includes it agrees."""
+    return not sharper or bool(c.get("cause")) or bool(sharper & set(c.get("candidates", [])))
 
 
 def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
@@ -104,7 +110,7 @@ def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
         lines.append(f"{pad}at {error['where']}{code}")
     if verbose and error.get("traceback"):
         lines += [f"{pad}{line}" for line in error["traceback"].rstrip().split("\n")]
-    elif error.get("traceback") and error["kind"] not in ("not_implemented", "out_of_bounds", "race"):
+    elif error.get("traceback") and error["kind"] not in ("not_implemented", "out_of_bounds", "race", "lock"):
         lines.append(f"{pad}(the full traceback: --verbose)")
     return lines
 
@@ -246,7 +252,7 @@ class ReportWriter:
             for c in event["comparisons"]:
                 if not c["ok"]:
                     key = (event["part"], c.get("hint"))
-                    show = not sharper or bool(c.get("cause"))
+                    show = _shown(c, sharper)
                     for line in _comparison_lines(c, hint_shown=key in self.shown_hints, hint=show):
                         self.say(line)
                     if show:
@@ -278,13 +284,13 @@ class ReportWriter:
             diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
             self.say(f"{INDENT}{name} max difference: {diff}" + ("" if c["ok"] else f" {BAD}"))
             if not c["ok"]:
-                for line in _comparison_lines(c, hint=not sharper or bool(c.get("cause"))):
+                for line in _comparison_lines(c, hint=_shown(c, sharper)):
                     self.say(line)
         for c in grads:
             diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
             self.say(f"{INDENT}{c['label']}: {diff} {OK if c['ok'] else BAD}")
             if not c["ok"]:
-                for line in _comparison_lines(c, hint=not sharper or bool(c.get("cause"))):
+                for line in _comparison_lines(c, hint=_shown(c, sharper)):
                     self.say(line)
         for line in _case_hint_lines(event.get("hints", []), depth=1):
             self.say(line)
@@ -324,6 +330,8 @@ class ReportWriter:
                               f"({n_ok} correct)")
                 elif tally.problems:
                     detail = tally.problems[0]
+                    if tally.unrun and tally.problems[0] != "kernel cells do not run":
+                        detail += f"; {tally.unrun} of {tally.expected} cases not run"
                 else:
                     detail = f"{n_ok}/{total} cases correct"
                     if tally.unrun:

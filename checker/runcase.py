@@ -268,8 +268,12 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
     hints = _address_hints() if not ok else []
+    if not ok and evidence is None:
+        evidence = _evidence(part, outputs, source)
+    seen = {name: sorted(kinds) for name, kinds in (evidence.kinds or {}).items()} if evidence else {}
     clock.append(time.perf_counter())
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,
+            "accesses": seen,  # what the kernels did to each output (load, store, atomic), where known
             "mutated": mutated, "error_maps": maps, "timings": timings}

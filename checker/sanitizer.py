@@ -47,7 +47,7 @@ import torch
 import triton
 from triton.runtime import interpreter as _interp
 
-from checker import addresses
+from checker import addresses, locks
 
 __all__ = ["KernelFault", "enable", "disable", "sanitized"]
 
@@ -464,8 +464,8 @@ def _check(builder: Any, ptr: Any, mask: Any, kind: str, op: str) -> None:
             if kind != LOAD:
                 buf.written = True
             buf.kinds.add(kind)
-            _record_site(launch, view, ptr, builder)
-            if kind == LOAD and buf.watch_poison is not None:
+            _record_site(launch, view, ptr, builder, addrs.size)
+            if kind != STORE and buf.watch_poison is not None:  # a load, or an atomic's read of the old value
                 _note_poison_read(launch, buf, view, addrs)
             if not launch.locks:
                 _track(launch, buf, addrs, kind, pid, builder, op, ptr)
@@ -479,7 +479,7 @@ def _lane_offsets(ptr: Any, view: _View) -> np.ndarray:
     return (_data(ptr).astype(np.int64) - view.start) // view.itemsize
 
 
-def _record_site(launch: _Launch, view: _View, ptr: Any, builder: Any) -> None:
+def _record_site(launch: _Launch, view: _View, ptr: Any, builder: Any, active: int) -> None:
     """Remember how this line's pointer block steps (once) and where each program's block starts
     (its first access there): the evidence that tells a wrong address from a missing mask."""
     filename, lineno = _learner_frame()
@@ -495,6 +495,7 @@ def _record_site(launch: _Launch, view: _View, ptr: Any, builder: Any) -> None:
         site = launch.sites[key] = addresses.Site(addresses.lane_steps(offsets), offsets.shape)
         launch.site_views[key] = view
     site.origins[pid] = (int(_data(ptr).flat[0]) - view.start) // view.itemsize
+    site.active[pid] = active
 
 
 def _note_poison_read(launch: _Launch, buf: _Buffer, view: _View, addrs: np.ndarray) -> None:
@@ -706,7 +707,8 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
                                                                                lanes.shape)
         finding = addresses.overlapping_writes(view.layout(), lanes, site, pid, launch.grid, launch.scalars)
         if finding is not None:
-            fix, cause = f"Each element of `{view.name}` belongs to exactly one program. {finding.text}", finding.cause
+            fix = f"Each element of `{view.name}` belongs to exactly one program. {finding.text}"
+            cause, candidates = finding.cause, finding.candidates
         else:
             cause, candidates = "", ("address", "mask")
             fix = (f"Each element of `{view.name}` belongs to exactly one program, so two programs reaching it "
@@ -744,6 +746,9 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
             return original(self, *args, **kwargs)
         ptr = _arg(args, kwargs, ptr_pos, "ptr", "ptrs")
         mask = None if mask_pos is None else _arg(args, kwargs, mask_pos, "mask")
+        refused = locks.before(_launch, self, name, kind, args, kwargs, ptr, mask)  # the lock protocol
+        if refused is not None:
+            return refused
         _check(self, ptr, mask, kind, op if op else _rmw_name(_arg(args, kwargs, 0, "rmwOp")))
         _busy = True
         try:
@@ -758,13 +763,21 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
 
 
 def _after(name: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, result: Any) -> None:
-    """Follow locks: a successful atomic_cas takes one, an atomic exchange or store releases it."""
-    if name == "create_atomic_cas":
-        won = np.broadcast_to(_data(result) == _data(_arg(args, kwargs, 1, "cmp")), np.shape(_data(ptr)))
-        _launch.locks.update(int(a) for a in _data(ptr)[won])
-    elif _launch.locks and (name == "create_atomic_store" or (
-            name == "create_atomic_rmw" and _arg(args, kwargs, 0, "rmwOp") == _interp._ir.ATOMIC_OP.XCHG)):
-        _launch.locks.difference_update(int(a) for a in _active_addresses(ptr, mask))
+    """Follow locks (checker/locks.py): accesses under one are left out of the race check."""
+    locks.after(_launch, name, args, kwargs, ptr, mask, result)
+
+
+def _barrier_hook() -> Callable:
+    """tl.debug_barrier(), for the lock protocol's release check (checker/locks.py)."""
+    original = _interp.InterpreterBuilder.create_barrier
+
+    def hook(self, *args, **kwargs):
+        if _launch is not None:
+            locks.barrier(_launch, self)
+        return original(self, *args, **kwargs)
+
+    hook.__wrapped__ = original
+    return hook
 
 
 def _rmw_name(rmw_op: Any) -> str:
@@ -844,6 +857,9 @@ def enable(learner_files: Callable[[str], bool] = lambda f: True,
             setattr(_interp.InterpreterBuilder, name, _memory_hook(name, kind, ptr_pos, mask_pos, op))
     _originals[(_interp.GridExecutor, "__call__")] = _interp.GridExecutor.__call__
     _interp.GridExecutor.__call__ = _make_launch_hook()
+    if hasattr(_interp.InterpreterBuilder, "create_barrier"):
+        _originals[(_interp.InterpreterBuilder, "create_barrier")] = _interp.InterpreterBuilder.create_barrier
+        _interp.InterpreterBuilder.create_barrier = _barrier_hook()
 
 
 def enabled() -> bool:

@@ -51,6 +51,11 @@ BUGS = [
         notes="s as if saved between the passes in a bf16 buffer: 8 bits of mantissa, off by up to ~0.4%, far "
               "outside fp32's tolerance (the interpreter's bf16 arithmetic is unreliable, so the bug converts back "
               "to fp32 before using s)"),
+    Bug("sigmoid_overflows_in_backward", "backward",
+        ((BWD_S, "    s = tl.exp(x) / (1.0 + tl.exp(x))  # recomputed from x", 1),),
+        reasons=(("overflows fp32",), ("NaN",)),
+        misleading=("atomic", "race", "out of bounds", "as if s did not depend"),
+        notes="the backward's own sigmoid, written the unstable way: inf / inf = NaN for x > 88.7"),
 ]
 
 ALTERNATIVES = [

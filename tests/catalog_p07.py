@@ -10,7 +10,7 @@ BUGS = [
     Bug("dx_plain_store", "backward",
         ((ATOMIC, "    tl.store(dx_ptr + cols, g * y, mask=mask)\n", 1),),
         reasons=(("data race",), ("dx_ptr",), ("atomic",)),
-        reasons_unsanitized=(("overwritten",),),
+        reasons_unsanitized=(("overwritten", "overwrote"),),
         misleading=("program_id", "were lost"),
         notes="each program stores its own share: the last one to store wins. Sanitized: a race on dx; "
               "unsanitized (programs in order), dx holds the last row's share alone"),

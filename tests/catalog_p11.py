@@ -33,6 +33,14 @@ BUGS = [
         reasons=(("out of bounds", "out-of-bounds"), ("y_ptr",)),
         misleading=("atomic", "overflow"),
         notes="the last chunk's padded lanes write past the row: into the next row, or past the end of y"),
+    Bug("online_sum_without_the_max", "online",
+        ((RESCALE, "s_lane + tl.exp(x)", 1),
+         ('    s = tl.sum(tl.where(m_lane > -float("inf"), s_lane * tl.exp(m_lane - m), 0.0), axis=0)\n',
+          "    s = tl.sum(s_lane, axis=0)\n", 1),
+         (ONLINE_STORE, ONLINE_STORE.replace("tl.exp(x - m)", "tl.exp(x)"), 1)),
+        reasons=(("NaN or Inf",), ("Subtract the row's max first",)),
+        misleading=("atomic", "race", "mask", "out of bounds", "rescale"),
+        notes="the textbook sum of exp(x) in one pass, no max at all: overflows past 88.7, underflows below -103"),
 ]
 
 # one scalar running max and sum per row (tl.max / tl.sum of each chunk) instead of one per lane

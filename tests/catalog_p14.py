@@ -38,6 +38,17 @@ BUGS = [
         gpu_reasons=(("10-bit mantissas",),),
         misleading=("atomic", "mask", "accumulator is reset"),
         notes="the interpreter computes tl.dot in fp32 whatever input_precision says: GPU only"),
+    Bug("column_tiles_placed_by_block_m", "forward",
+        (("    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)",
+          "    cols = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_N)", 1),),
+        reasons=(("C",), ("never written", "Data race on `c_ptr`")),
+        misleading=("atomic_add",),
+        notes="right while BLOCK_M = BLOCK_N: the cases with differing tiles leave gaps or overlaps"),
+    Bug("k_loop_steps_by_block_m", "forward",
+        (("    for k0 in range(0, K, BLOCK_K):", "    for k0 in range(0, K, BLOCK_M):", 1),),
+        reasons=(("C",), ("K=80",)),
+        misleading=("atomic", "race", "out-of-bounds"),
+        notes="steps of BLOCK_M over tiles of BLOCK_K: terms added twice (BLOCK_M < BLOCK_K) or skipped"),
 ]
 
 ALTERNATIVES = [

@@ -39,7 +39,7 @@ BUGS = [
               "whose padded rows would multiply zeros)"),
     Bug("k_block_from_program_0", "dw",
         (("ks = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)", "ks = tl.arange(0, BLOCK_K)", 1),),
-        reasons=(("received nothing",), ("only the cases with more than one block along K",)),
+        reasons=(("received nothing", "no offset depends on tl.program_id(1)"),),
         misleading=("were lost", "Data race", "rather than store it"),
         notes="every K block's programs compute and add K block 0: the first rows of dW get the sum several "
               "times, the others nothing"),
@@ -48,6 +48,13 @@ BUGS = [
         reasons=(), interpreter_blind=True,
         notes="TF32 keeps 10 bits of each fp32 input: far outside the fp32 tolerance on a GPU; the "
               "interpreter multiplies in full precision"),
+    Bug("n_tiles_placed_by_block_k", "dw",
+        (("    ns = tl.program_id(2) * BLOCK_N + tl.arange(0, BLOCK_N)",
+          "    ns = tl.program_id(2) * BLOCK_K + tl.arange(0, BLOCK_N)", 1),),
+        reasons=(("dw",), ("three block sizes",)),
+        misleading=("race", "out-of-bounds"),
+        notes="right while BLOCK_K = BLOCK_N: with BLOCK_N = 64 and BLOCK_K = 32 the second tile along N "
+              "starts at 32 and adds its columns twice"),
 ]
 
 ALTERNATIVES = [

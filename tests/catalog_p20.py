@@ -60,6 +60,11 @@ BUGS = [
           "        gamma = tl.load(gamma_ptr + cols, mask=mask, other=0.0).to(tl.float32)\n        x_hat", 1),),
         reasons=(("never written",), ("wider than BLOCK_H",)),
         misleading=("atomic", "race", "lost")),
+    Bug("eps_forgotten", "forward",
+        (("rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / H + eps)", "rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / H)", 1),),
+        reasons=(("tiny values",), ("eps",)),
+        misleading=("atomic", "race", "BLOCK_H"),
+        notes="1 / sqrt(mean(x²)): a row of zeros divides by zero; the tiny-values case shows it first"),
 ]
 
 ALTERNATIVES = [

@@ -99,6 +99,14 @@ BUGS = [
         reasons=(("dx_ptr",), ("mask",)),
         misleading=("atomic",),
         notes="lanes past H land in the next row: a race between neighbours, fixed by the mask, not atomics"),
+    Bug("output_tiles_placed_by_block_m", "fused",
+        (("    outs = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)",
+          "    outs = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_N)", 1),),
+        reasons=(("Data race on `y_ptr`",), ("37 rows",)),
+        misleading=("atomic_add",),
+        gpu_blind=True,
+        notes="right while BLOCK_M = BLOCK_N (16 in most cases): the case with 32-wide output tiles overlaps "
+              "them, and the overlapping programs store the same values, so a GPU shows nothing"),
 ]
 
 ALTERNATIVES = [

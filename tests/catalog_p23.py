@@ -30,6 +30,12 @@ BUGS = [
         (("        if row < M:  # the last group may be short\n", "        if row < M + ROWS_PER_PROGRAM:\n", 1),),
         reasons=(("out-of-bounds",), ("x_ptr",)),
         misleading=("atomic",)),
+    Bug("one_pass_variance", "backward",
+        (("rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=0) / H + eps)",
+          "rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / H - mean * mean + eps)", 1),),
+        reasons=(("mean near 1000",), ("dx",)),
+        misleading=("atomic", "race", "lost"),
+        notes="E[x²] − E[x]² in fp32: right for centred rows, digits cancel when the mean is 1000"),
 ]
 
 ALTERNATIVES = [

@@ -30,6 +30,21 @@ BUGS = [
         misleading=("race", "atomic", "out-of-bounds"),
         notes="the tail block's padded lanes load 0, and 0 - mean squared joins the variance: only widths "
               "whose tail block is not full (100 = 64 + 36 of 64) go wrong"),
+    Bug("partial_rows_added_into_an_uncleared_buffer", "backward",
+        (("    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))\n",
+          "    tl.atomic_add(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))\n", 1),),
+        reasons=(("dgamma",), ("NaN",)),
+        misleading=("race", "out-of-bounds", "lost"),
+        notes="adds its share to what the buffer held: the partial rows are scratch (torch.empty's, poisoned by "
+              "the checker), not zeros; before the poison this failed or passed by the luck of the allocator"),
+    Bug("one_pass_variance", "backward",
+        (("        sum_sq = tl.sum(diff * diff, axis=1)\n", "        sum_sq = tl.sum(x * x, axis=1)\n", 1),
+         ("            sum_sq += tl.sum(t_diff * t_diff, axis=1)\n", "            sum_sq += tl.sum(t_x * t_x, axis=1)\n", 1),
+         ("        rstd = 1.0 / tl.sqrt(sum_sq / H + eps)\n",
+          "        rstd = 1.0 / tl.sqrt(sum_sq / H - mean * mean + eps)\n", 1)),
+        reasons=(("mean near 1000",), ("dx",)),
+        misleading=("race", "atomic", "out-of-bounds"),
+        notes="E[x²] − E[x]² in fp32, head and tail: right for centred rows, digits cancel when the mean is 1000"),
 ]
 
 ALTERNATIVES = [

@@ -44,6 +44,17 @@ BUGS = [
         reasons=(("Data race on `dx_ptr`", "Data race on `z_ptr`"), ("belongs to exactly one program",)),
         misleading=("atomic_add",),
         notes="every program walks every later row: dx and z are written by several programs"),
+    Bug("wg_sum_added_into_an_uncleared_buffer", "forward",
+        (("    tl.store(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", "    tl.atomic_add(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", 1),),
+        reasons=(("y",), ("NaN",)),
+        misleading=("race", "out-of-bounds", "lost"),
+        notes="wg_sum is scratch (torch.empty's, poisoned by the checker), not zeros: adding into it keeps "
+              "whatever it held; before the poison some cases passed by the luck of the allocator"),
+    Bug("epilogue_product_steps_by_block_n", "forward",
+        (("    for start in range(0, H, BLOCK_K):  # descriptor", "    for start in range(0, H, BLOCK_N):  # descriptor", 1),),
+        reasons=(("y",), ("M=40, H=40, N=36",)),
+        misleading=("atomic", "race", "out-of-bounds"),
+        notes="right while BLOCK_N = BLOCK_K (16 by default); the cases with BLOCK_K = 32 add tiles twice"),
 ]
 
 ALTERNATIVES = [

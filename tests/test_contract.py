@@ -19,6 +19,7 @@ import sys
 
 import pytest
 
+import block_steps
 from catalog import entries, patched
 from checker import registry, stubs
 from checker.session import run_check
@@ -199,6 +200,34 @@ def test_every_equation_on_the_page_matches_autograd(puzzle):
         for case in puzzle.cases():
             if not case.gpu_only:
                 assert puzzle.equation_error(label, case) < 1e-9, (label, case.name)
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_every_block_a_kernel_steps_by_differs_from_its_other_blocks_in_a_case(puzzle):
+    """Wherever the solution steps by a block size (a loop's step, a tile's stride across programs),
+    some CPU case takes that step at least twice while each other block size of the kernel differs
+    from it: a kernel stepping by the wrong block fails there."""
+    kernels = block_steps.kernels(puzzle)
+    blocks: dict[str, set] = {name: set() for name in kernels}  # constexprs launched as integers
+    taken, differs = set(), set()  # steps taken twice in some case; (step, other block) also differing there
+    for _case, name, grid, values in block_steps.launches(puzzle):
+        kernel = kernels[name]
+        ints = {k for k in kernel.constexprs if isinstance(values.get(k), int) and not isinstance(values[k], bool)}
+        blocks[name] |= ints
+        for step in block_steps.steps(kernel):
+            if block_steps.matters(step, kernel, grid, values):
+                taken.add(step)
+                differs.update((step, other) for other in ints if values[other] != values[step.block])
+    missing = []
+    for kernel in kernels.values():
+        for step in block_steps.steps(kernel):
+            where = f"{kernel.name}, line {step.line}: `{step.text}`"
+            if step not in taken:
+                missing.append(f"{where} takes one step at most in every CPU case")
+            missing += [f"{where} never takes two steps with {step.block} != {other}"
+                        for other in sorted(blocks[kernel.name] - {step.block})
+                        if step in taken and (step, other) not in differs]
+    assert not missing, "add a CPU case for each:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())

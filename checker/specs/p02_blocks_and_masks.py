@@ -12,8 +12,8 @@ PUZZLE = puzzle(
     params={"BLOCK": 32},
     variants=[variant("x_twice", "address", "z matches x + x: the second load reads x_ptr again; load y through y_ptr.",
                       lambda x: {"z": x + x})],
-    hints={"wide": "only the cases larger than one block fail: does each program take its own block from "
-                   "tl.program_id(0), offsets = pid * BLOCK + tl.arange(0, BLOCK)?"},
+    hints={"wide": ("only the cases larger than one block fail: does each program take its own block from "
+                   "tl.program_id(0), offsets = pid * BLOCK + tl.arange(0, BLOCK)?", ("address",))},
     cases=[case(N=10, BLOCK=4, documented=True), case(N=1), case(N=7, BLOCK=8), case(N=33), case(N=64),
            case(N=100), case(N=1000, BLOCK=128),
            case("N=1000, BLOCK=1024: a single program, 24 lanes to spare", N=1000, BLOCK=1024),

@@ -20,8 +20,8 @@ PUZZLE = puzzle(
     summaries=[SummaryPattern("only the cases whose grid has more programs on one axis than on the other fail: "
                               "are the axes swapped? tl.program_id(0) picks the block of rows (M), "
                               "tl.program_id(1) the block of columns (N).", lambda c: len(set(grid(c))) > 1, candidates=("address",))],
-    hints={"wide": "only the cases with more than one tile fail: does each program take its rows from "
-                   "tl.program_id(0) * BLOCK_M and its columns from tl.program_id(1) * BLOCK_N?"},
+    hints={"wide": ("only the cases with more than one tile fail: does each program take its rows from "
+                   "tl.program_id(0) * BLOCK_M and its columns from tl.program_id(1) * BLOCK_N?", ("address",))},
     cases=[case(M=10, N=13, BLOCK_M=4, BLOCK_N=8, documented=True),
            case("one tile covers it all", M=3, N=5, BLOCK_M=4, BLOCK_N=8), case(M=1, N=1),
            case(M=16, N=32, BLOCK_M=4, BLOCK_N=8), case(M=8, N=64, BLOCK_M=4, BLOCK_N=8),

@@ -35,8 +35,8 @@ PUZZLE = puzzle(
                               "and column): x[m, n] is at m * stride_xm + n * stride_xn, with the strides the kernel "
                               "is passed; z is contiguous, z[m, n] at m * N + n.",
                               lambda c: min(c.sizes.values()) > 1 and "recipe" not in c.tags, cause="address")],
-    hints={"wide": "only the cases with more than one tile fail: does each program take its rows from "
-                   "tl.program_id(0) * BLOCK_M and its columns from tl.program_id(1) * BLOCK_N?"},
+    hints={"wide": ("only the cases with more than one tile fail: does each program take its rows from "
+                   "tl.program_id(0) * BLOCK_M and its columns from tl.program_id(1) * BLOCK_N?", ("address",))},
     cases=[case(M=5, N=7, BLOCK_M=4, BLOCK_N=4, documented=True), case("one tile", M=7, N=12),
            case(M=1, N=1), case(M=1, N=9), case(M=9, N=1), case(M=16, N=16, BLOCK_M=8, BLOCK_N=8),
            case(M=20, N=33), case(M=64, N=8), case(M=40, N=12, BLOCK_M=16, BLOCK_N=4),

@@ -30,9 +30,9 @@ PUZZLE = puzzle(
                 launch=lambda k, x, y, M, N, BLOCK_M, BLOCK_N: k.column_sum_kernel[
                     (cdiv(M, BLOCK_M), cdiv(N, BLOCK_N))](x, y, M, N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N))],
     params={"BLOCK_M": 16, "BLOCK_N": 32},
-    hints={"wide": "only the cases larger than one block fail: each program takes its rows from tl.program_id(0) "
+    hints={"wide": ("only the cases larger than one block fail: each program takes its rows from tl.program_id(0) "
                    "and its columns from tl.program_id(1), and the programs of one column block all add into the "
-                   "same elements of y."},
+                   "same elements of y.", ("address", "atomic"))},
     summaries=[SummaryPattern("only the cases with more than one block of rows fail: there, several programs add "
                               "into each element of y. Does each add its partial sums with tl.atomic_add?",
                               lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("atomic",))],

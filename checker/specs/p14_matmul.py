@@ -56,12 +56,13 @@ PUZZLE = puzzle(
                               != -(-c.sizes["N"] // c.params["BLOCK_N"]), candidates=("address",)),
                SummaryPattern("only the cases whose K takes more than one BLOCK_K step fail: does the loop "
                               "walk all of K, adding each step's tl.dot into one accumulator created before "
-                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("loop", "accumulate"))],
-    hints={"wide": "only the cases larger than one block fail: does each program take its own tile of C (rows from "
-                   "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?"},
+                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("loop", "accumulate", "hardcoded"))],
+    hints={"wide": ("only the cases larger than one block fail: does each program take its own tile of C (rows from "
+                   "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?", ("address", "loop"))},
     cases=[case(M=20, N=40, K=36, documented=True), case(M=32, N=32, K=32), case(M=32, N=64, K=16),
            case(M=33, N=17, K=19), case(M=16, N=16, K=12), case(M=1, N=1, K=1), case(M=16, N=64, K=5),
            case(M=64, N=48, K=64, BLOCK_M=32, BLOCK_K=32), case(M=50, N=3, K=64, BLOCK_K=64),
+           case(M=24, N=40, K=80, BLOCK_N=32, BLOCK_K=64),  # three block sizes, each stepped twice
            case("positive products (A, B in [0.5, 1.5)):", M=24, N=20, K=60, inputs=POSITIVE),
            case(M=512, N=512, K=512, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
            case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),

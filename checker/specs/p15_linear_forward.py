@@ -29,11 +29,12 @@ PUZZLE = puzzle(
                       lambda x, w: {"y": x @ w.T}),
               variant("bias_every_k_step", "loop", "y matches the bias added once per step over K: add it once, after "
                       "the loop (the epilogue).", bias_every_k_step)],
-    hints={"wide": "only the cases larger than one block fail: does each program take its own tile of y (rows from "
-                   "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?"},
+    hints={"wide": ("only the cases larger than one block fail: does each program take its own tile of y (rows from "
+                   "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?", ("address", "loop"))},
     cases=[case(M=20, N=24, K=40, documented=True), case(M=32, N=32, K=32), case(M=33, N=17, K=19),
            case(M=16, N=12, K=16), case(M=1, N=1, K=1), case(M=64, N=48, K=64, BLOCK_M=32, BLOCK_K=32),
            case(M=5, N=64, K=50, BLOCK_N=32),
+           case(M=24, N=40, K=80, BLOCK_N=32, BLOCK_K=64),  # three block sizes, each stepped twice
            case("x = 0, so y is the bias alone:", M=24, N=40, K=36, inputs={"x": full("M K", 0.0)}),
            case(M=512, N=1024, K=768, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
            case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),

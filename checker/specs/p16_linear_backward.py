@@ -40,14 +40,14 @@ PUZZLE = puzzle(
                       "unlike the forward pass).", dx_w_read_transposed)],
     summaries=[SummaryPattern("only the cases with more rows than one BLOCK_M fail: each program must walk all "
                               "M rows (range(0, M, BLOCK_M)), adding every step into its tile.",
-                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("loop", "accumulate")),
+                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("loop", "accumulate", "hardcoded")),
                SummaryPattern("only the cases with more than one tile along K fail: do the K offsets come from "
                               "tl.program_id(1), and is each element stored by exactly one program (db by the "
                               "programs with tl.program_id(1) == 0 alone)?",
                               lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("address", "atomic"))],
-    hints={"wide": "only the cases larger than one block fail: does each program take its tile from "
+    hints={"wide": ("only the cases larger than one block fail: does each program take its tile from "
                    "tl.program_id(0) and tl.program_id(1), and does its loop walk the whole sum (all of N for "
-                   "dx, all of M for dW and db)?"},
+                   "dx, all of M for dW and db)?", ("address", "loop"))},
     cases=[case(M=40, N=24, K=20, documented=True), case(M=32, N=32, K=32), case(M=33, N=17, K=19),
            case(M=16, N=16, K=12), case(M=40, N=20, K=16), case(M=1, N=1, K=1),
            case(M=64, N=48, K=64, BLOCK_M=32, BLOCK_K=32), case(M=60, N=5, K=40, BLOCK_M=32), case(M=1, N=40, K=24),

@@ -50,8 +50,8 @@ PUZZLE = puzzle(
                            "rows from tl.program_id(0), and add its share into dW rather than store it?"),
         ("K", "block along K", "do the K offsets come from tl.program_id(1), in the load of Xᵀ and in the add?"),
         ("N", "block along N", "do the N offsets come from tl.program_id(2), in the load of dY and in the add?"))],
-    hints={"wide": "only the cases larger than one block fail: check each program's offsets (rows from "
-                   "tl.program_id(0), K from (1), N from (2)) and how the shares of the row blocks meet in dW."},
+    hints={"wide": ("only the cases larger than one block fail: check each program's offsets (rows from "
+                   "tl.program_id(0), K from (1), N from (2)) and how the shares of the row blocks meet in dW.", ("address", "atomic"))},
     cases=[case(M=40, K=20, N=24, documented=True),
            case("M=64, K=N=32: whole blocks", M=64, K=32, N=32),
            case("M=33, K=17, N=19: a ragged last block in every dimension", M=33, K=17, N=19),
@@ -59,6 +59,7 @@ PUZZLE = puzzle(
            case("one row block, three tiles of dW along N", M=16, K=16, N=40),
            case("M=64, K=48, N=16, BLOCK_M=32", M=64, K=48, N=16, BLOCK_M=32),
            case("100 rows into a 5 x 3 dW", M=100, K=5, N=3),
+           case("three block sizes, two tiles along each", M=24, K=40, N=72, BLOCK_K=32, BLOCK_N=64),
            case("identical rows, dy = 1.3: equal shares", M=64, K=24, N=20,
                 inputs={"x": custom("M K", identical_rows), "dy": full("like y", 1.3)}),
            case("8192 rows into a 64 x 64 dW: 128 adds per tile", M=8192, K=64, N=64, BLOCK_M=64, gpu_only=True),

@@ -48,7 +48,7 @@ PUZZLE = puzzle(
               variant("mean_over_block", "formula", "matches the sums divided by BLOCK_H instead of H: the mean is over "
                       "the row's H elements; the padded lanes are not part of the row.", closed(over_block=True))],
     hints={"wide": ("only the rows wider than BLOCK_H fail: loop over the whole row in BLOCK_H chunks "
-                   "(for start in range(0, H, BLOCK_H)) in every pass, the sums included.", ("loop",))},
+                   "(for start in range(0, H, BLOCK_H)) in every pass, the sums included, each carried from one chunk to the next.", ("loop", "accumulate"))},
     summaries=[SummaryPattern("only the case with tiny values (mean(x²) about eps) fails: is eps added inside "
                               "the square root, rstd = 1 / sqrt(mean(x²) + eps)?", lambda c: "tiny" in c.tags, candidates=("formula",))],
     cases=[case(M=4, H=40, BLOCK_H=16, documented=True), case(M=5, H=7), case(M=1, H=100, BLOCK_H=32),

@@ -53,7 +53,7 @@ PUZZLE = puzzle(
               variant("eps_outside_sqrt", "formula", "matches rstd = 1 / (sqrt(var) + eps): eps belongs inside the square "
                       "root, rstd = 1 / sqrt(var + eps).", closed(None, eps_outside_sqrt=True))],
     hints={"wide": ("only the rows wider than BLOCK_H fail: loop over the whole row in BLOCK_H chunks "
-                   "(for start in range(0, H, BLOCK_H)) in every sweep, the sums included.", ("loop",))},
+                   "(for start in range(0, H, BLOCK_H)) in every sweep, the sums included, each carried from one chunk to the next.", ("loop", "accumulate"))},
     summaries=[SummaryPattern("only the case whose mean is far from 0 compared with its spread fails: E[x²] − "
                               "E[x]² cancels catastrophically in fp32; take the variance as mean((x − mean)²) "
                               "in a sweep after the mean.", lambda c: "cancellation" in c.tags, cause="stability"),

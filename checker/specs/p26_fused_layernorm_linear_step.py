@@ -1,7 +1,8 @@
 """Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
 import functools
 
-from checker.declare import CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, variant
+from checker.declare import (CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, scratch,
+                             variant)
 from checker.spec import SummaryPattern, Tolerance
 
 EPS = 1e-5
@@ -63,9 +64,10 @@ def forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROU
             ROWS, BLOCK_H, BLOCK_ROW):
     """The forward's three kernels; returns what the backward needs (mean and rstd)."""
     import torch
-    f32 = dict(dtype=torch.float32, device=x.device)
-    wg, wg_sum, bias = torch.empty_like(w), torch.empty(N, **f32), torch.empty(N, **f32)
-    mean, rstd = torch.empty(M, **f32), torch.empty(M, **f32)
+    # scratch buffers start poisoned (NaN), as outputs do: a kernel must write what it later reads
+    f32 = dict(dtype=torch.float32, like=x)
+    wg, wg_sum, bias = scratch(w.shape, like=w), scratch(N, **f32), scratch(N, **f32)
+    mean, rstd = scratch(M, **f32), scratch(M, **f32)
     k.fold_weight_kernel[(N,)](w, gamma, beta, b, wg, wg_sum, bias, N, H, BLOCK_H=BLOCK_H)
     k.ln_stats_kernel[(cdiv(M, ROWS),)](x, mean, rstd, M, H, EPS, ROWS=ROWS, BLOCK_H=BLOCK_ROW,
                                         num_warps=row_warps(BLOCK_ROW))
@@ -84,18 +86,18 @@ def step(k, x, gamma, beta, w, b, dy, y, dx, dgamma, dbeta, dw, db, M, N, H, BLO
                          NUM_STAGES, ROWS, BLOCK_H, BLOCK_ROW)
     gemm = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
                 num_stages=NUM_STAGES)
-    dz, z = torch.empty_like(x), torch.empty_like(x)  # scratch in x's dtype, as PyTorch keeps them
+    dz, z = scratch(x.shape, like=x), scratch(x.shape, like=x)  # in x's dtype, as PyTorch keeps them
     k.linear_dz_kernel[(cdiv(M, BLOCK_M) * cdiv(H, BLOCK_N),)](blocks_of(dy, BLOCK_M, BLOCK_K),
                                                                blocks_of(w, BLOCK_K, BLOCK_N), dz, M, N, H, **gemm)
     p = dx_programs(x, M)
-    f32 = dict(dtype=torch.float32, device=x.device)
-    dgamma_part, dbeta_part = torch.empty(p, H, **f32), torch.empty(p, H, **f32)
+    f32 = dict(dtype=torch.float32, like=x)
+    dgamma_part, dbeta_part = scratch((p, H), **f32), scratch((p, H), **f32)
     k.ln_dx_kernel[(p,)](x, mean, rstd, gamma, beta, dz, dx, z, dgamma_part, dbeta_part, M, H, ROWS=1,
                          BLOCK_H=BLOCK_ROW, num_warps=row_warps(BLOCK_ROW))
     for partial, total in ((dgamma_part, dgamma), (dbeta_part, dbeta)):
         k.fixed_order_sum_kernel[(cdiv(H, BLOCK_COLS), 1)](partial, total, p, H, p, BLOCK_R=BLOCK_R, BLOCK_COLS=BLOCK_COLS)
     splits = cdiv(M, DB_ROWS_PER_PROGRAM)
-    db_part = torch.empty(splits, N, **f32)
+    db_part = scratch((splits, N), **f32)
     k.fixed_order_sum_kernel[(cdiv(N, BLOCK_COLS), splits)](dy, db_part, M, N, DB_ROWS_PER_PROGRAM, BLOCK_R=BLOCK_R,
                                                        BLOCK_COLS=BLOCK_COLS)
     k.fixed_order_sum_kernel[(cdiv(N, BLOCK_COLS), 1)](db_part, db, splits, N, splits, BLOCK_R=BLOCK_R,
@@ -173,9 +175,9 @@ PUZZLE = puzzle(
                       "was taken on x itself).",
                       no_mean_in_epilogue)],
     formulas={"eq-p26-epilogue": ("y", epilogue_y), "eq-p26-dx": ("dx", step_dx), "eq-p26-dw": ("dw", step_dw)},
-    hints={"wide": "only the cases larger than one tile fail: does grouped_tile give every program its own tile, "
+    hints={"wide": ("only the cases larger than one tile fail: does grouped_tile give every program its own tile, "
                    "are a descriptor's load coordinates in elements (tile * BLOCK), not tile numbers, and does "
-                   "each product's loop walk its whole sum (H for y, N for dz, M for dW)?"},
+                   "each product's loop walk its whole sum (H for y, N for dz, M for dW)?", ("address", "loop"))},
     # the products' operands come through tensor descriptors, whose row strides must be multiples of
     # 16 bytes: H and N are multiples of 4 in fp32 and of 8 in bf16 (most still neither powers of two
     # nor multiples of the tiles: the edges arrive as zeros, and the stores still need masks)
@@ -188,6 +190,7 @@ PUZZLE = puzzle(
            case(M=1, H=48, N=16),
            case(M=33, H=36, N=20, BLOCK_H=8),
            case(M=64, H=64, N=48, BLOCK_M=32, BLOCK_K=32, DB_ROWS_PER_PROGRAM=16),
+           case(M=40, H=40, N=36, BLOCK_K=32),  # each product's loop steps by BLOCK_K, unlike its tiles
            case("rows near 1000 (x = 1000 + randn): the product on uncentred x", M=24, H=40, N=20,
                 inputs={"x": randn("M H", mean=1000.0)}),
            case("mean far from 0 (x = -2.3 + 0.5 randn)", M=16, H=96, N=32,

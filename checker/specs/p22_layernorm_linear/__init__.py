@@ -25,7 +25,7 @@ def _pow2(n: int) -> int:
 
 
 def _case(name: str, dims_in: tuple, n_out: int, *, recipe: str = "random", block_h: int | None = None,
-          tags: tuple = (), **kw) -> Case:
+          tags: tuple = (), tiles: dict | None = None, **kw) -> Case:
     h = dims_in[-1]
     block_h = block_h or min(_pow2(h), 1024)
     tags = set(tags)
@@ -34,7 +34,7 @@ def _case(name: str, dims_in: tuple, n_out: int, *, recipe: str = "random", bloc
     if h > block_h:
         tags.add("wide")
     return Case(name=name, dims_in=tuple(dims_in), dims_out=tuple(dims_in[:-1]) + (n_out,),
-                tags=frozenset(tags), params={"recipe": recipe, "block_h": block_h}, **kw)
+                tags=frozenset(tags), params={"recipe": recipe, "block_h": block_h, **(tiles or {})}, **kw)
 
 
 def cases() -> list[Case]:
@@ -47,7 +47,10 @@ def cases() -> list[Case]:
         _case("H=256, wider than its block (64)", (6, 256), 32, block_h=64),
         _case("H=5120: five full blocks of 1024, not a power of two", (2, 5120), 8),
         _case("one row", (1, 100), 7),
-        _case("37 rows: no block size divides them", (37, 48), 40),
+        _case("37 rows: no block size divides them", (37, 48), 40, tiles={"block_n": 32}),
+        # an up-projection: the outputs span more blocks than the features, so a loop over the
+        # outputs bounded by H is caught
+        _case("more outputs than features (N=40 > H=16)", (3, 16), 40),
         _case("mean far from 0 (-2.3 + 0.5*randn)", (3, 5, 96), 16, recipe="far_mean"),
         _case("mean near 1000 (1000 + randn)", (4, 200), 16, recipe="mean_1000", tags=("cancellation",)),
         _case("tiny variance (3 + 0.003*randn): eps matters", (4, 64), 8, recipe="tiny_var",
@@ -187,7 +190,8 @@ def _fp32_zeros(inputs: dict, *shape):
 
 def _launch_fused_forward(k, inputs: dict, y, case: Case) -> None:
     m, h, n = _sizes(inputs)
-    block_m, block_n = MIN_DOT_BLOCK, MIN_DOT_BLOCK
+    # [BLOCK_M, BLOCK_N] tiles of y; a case may make them differ, so a tile placed by the wrong one shows
+    block_m, block_n = (case.params.get(k, MIN_DOT_BLOCK) for k in ("block_m", "block_n"))
     grid = (triton_cdiv(m, block_m), triton_cdiv(n, block_n))
     k.ln_linear_fwd_kernel[grid](inputs["x"], inputs["gamma"], inputs["beta"], inputs["w"], inputs["bias"], y,
                                  m, h, n, inputs["eps"], BLOCK_M=block_m, BLOCK_N=block_n,
@@ -312,8 +316,9 @@ PUZZLE = Puzzle(
                        "(cols < H, not cols < BLOCK_H) and keep padded lanes out of sums.",
                        lambda c: "non_pow2" in c.tags, candidates=("mask", "fill")),
         SummaryPattern("only rows wider than one block fail: loop over the row in BLOCK_H chunks "
-                       "(for start in range(0, H, BLOCK_H)) in every pass, statistics included.",
-                       lambda c: "wide" in c.tags, candidates=("loop",)),
+                       "(for start in range(0, H, BLOCK_H)) in every pass, statistics included, each sum carried from one "
+                       "chunk to the next.",
+                       lambda c: "wide" in c.tags, candidates=("loop", "accumulate")),
         SummaryPattern("only cases whose mean is far from 0 compared with their spread fail: "
                        "mean(x^2) - mean(x)^2 cancels catastrophically in fp32; compute the variance as "
                        "mean((x - mean)^2) in a second pass.",

@@ -1,0 +1,40 @@
+"""Learner bugs for puzzle 1 (add a constant), and correct kernels written differently."""
+from entries import Bug, Kernel, Right
+
+LOAD = "x = tl.load(x_ptr + offsets)"
+STORE = "tl.store(z_ptr + offsets, x + 10.0)"
+
+BUGS = [
+    Bug("offsets_in_bytes", "forward",
+        ((LOAD, "x = tl.load(x_ptr + offsets * 4)", 1),),
+        "address", "offsets scaled by 4 (the size of a float32 in bytes): Triton pointers step in elements"),
+    Bug("offsets_start_at_one", "forward",
+        (("offsets = tl.arange(0, BLOCK)", "offsets = tl.arange(1, BLOCK + 1)", 1),),
+        "address", "one-based lanes: element i read and written at i + 1, the last past the end"),
+    Bug("ten_added_to_the_pointer", "forward",
+        ((LOAD, "x = tl.load(x_ptr + offsets + 10)", 1), (STORE, "tl.store(z_ptr + offsets, x)", 1)),
+        "address", "the constant added to the address instead of the value"),
+    Bug("mask_with_the_documented_size", "forward",
+        ((STORE, "tl.store(z_ptr + offsets, x + 10.0, mask=offsets < 8)", 1),),
+        "hardcoded", "the store masked with 8, the documented N, instead of the N argument"),
+    Bug("times_ten", "forward",
+        ((STORE, "tl.store(z_ptr + offsets, x * 10.0)", 1),),
+        "formula", "multiplies by 10 instead of adding it"),
+    Bug("through_int32", "forward",
+        ((STORE, "tl.store(z_ptr + offsets, (x + 10.0).to(tl.int32))", 1),),
+        "precision", "the sum converted to an integer before the store: the fraction is lost",
+        accept=("formula",)),
+]
+
+RIGHT = [
+    Right("masked_with_n_and_a_full_constant", (Kernel("add_constant_kernel", '''
+        @triton.jit
+        def add_constant_kernel(x_ptr, z_ptr, N, BLOCK: tl.constexpr):
+            lanes = tl.arange(0, BLOCK)
+            keep = lanes < N
+            ten = tl.full([BLOCK], 10.0, dtype=tl.float32)
+            tl.store(z_ptr + lanes, tl.load(x_ptr + lanes, mask=keep, other=0.0) + ten, mask=keep)
+        '''),), "masked against N although BLOCK == N; the constant as a full block"),
+    Right("sum_in_float64", ((STORE, "tl.store(z_ptr + offsets, x.to(tl.float64) + 10.0)", 1),),
+          "the add in fp64, rounded to fp32 by the store: the same correctly rounded sum"),
+]

@@ -1,0 +1,133 @@
+"""Addresses before masks: the evidence that tells a wrong address from a missing mask
+(checker/addresses.py), on lane offsets built by hand (no interpreter), then through the sanitizer."""
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported (conftest does it too)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from checker import addresses, sanitizer  # noqa: E402
+from checker.addresses import Layout, Site  # noqa: E402
+from checker.sanitizer import KernelFault  # noqa: E402
+
+
+def matrix(m: int, n: int, name: str = "z_ptr") -> Layout:
+    return Layout(name, (m, n), (n, 1), 4, m * n)
+
+
+def tile(rows: np.ndarray, cols: np.ndarray, row_step: int) -> np.ndarray:
+    return rows[:, None] * row_step + cols[None, :]
+
+
+def site_of(offsets_by_pid: dict, active: dict | None = None) -> Site:
+    first = next(iter(offsets_by_pid.values()))
+    site = Site(addresses.lane_steps(first), first.shape)
+    for pid, offsets in offsets_by_pid.items():
+        site.origins[pid] = int(offsets.flat[0])
+        site.active[pid] = (active or {}).get(pid, offsets.size)
+    return site
+
+
+def test_a_row_stride_of_m_instead_of_n_is_an_address_not_a_mask():
+    layout = matrix(100, 5)
+    lanes = tile(np.arange(8), np.arange(8), row_step=100)        # rows * M
+    active = (np.arange(8)[:, None] < 100) & (np.arange(8)[None, :] < 5)
+    finding = addresses.out_of_bounds(layout, lanes, active, site_of({(0, 0, 0): lanes}), (0, 0, 0), (13, 1, 1),
+                                      {"M": 100, "N": 5}, in_loop=False)
+    assert finding.cause == "address"
+    assert "100 (= M) elements apart" in finding.text and "i * 5 (= N)" in finding.text
+
+
+def test_a_stride_in_bytes_is_named():
+    layout = Layout("x_ptr", (64,), (1,), 4, 64)
+    lanes = np.arange(16) * 4
+    finding = addresses.out_of_bounds(layout, lanes, np.ones(16, bool), site_of({(0, 0, 0): lanes}), (0, 0, 0),
+                                      (4, 1, 1), {"N": 64, "BLOCK": 16}, in_loop=False)
+    assert finding.cause == "address" and "count bytes" in finding.text
+
+
+def test_rows_at_row_times_block_are_not_a_whole_number_of_rows():
+    layout = matrix(4, 20, "x_ptr")
+    cols = np.arange(32)
+    by_pid = {(p, 0, 0): p * 32 + cols for p in range(3)}          # row * BLOCK_N, BLOCK_N = 32
+    active = {pid: 20 for pid in by_pid}                            # cols < N in every row: not a flat walk
+    finding = addresses.out_of_bounds(layout, by_pid[(2, 0, 0)], cols < 20, site_of(by_pid, active), (2, 0, 0),
+                                      (4, 1, 1), {"N": 20, "BLOCK_N": 32}, in_loop=False)
+    assert finding.cause == "address" and "not a whole number of rows" in finding.text and "(= BLOCK_N)" in finding.text
+
+
+def test_the_last_block_sticking_out_is_a_mask():
+    layout = Layout("x_ptr", (100,), (1,), 4, 100)
+    by_pid = {(p, 0, 0): p * 32 + np.arange(32) for p in range(4)}
+    finding = addresses.out_of_bounds(layout, by_pid[(3, 0, 0)], np.ones(32, bool), site_of(by_pid), (3, 0, 0),
+                                      (4, 1, 1), {"N": 100, "BLOCK": 32}, in_loop=False)
+    assert finding.cause == "mask" and finding.text == ""
+
+
+def test_program_ids_on_the_wrong_axes_are_named():
+    layout = matrix(10, 13)                                          # grid (cdiv(10, 4), cdiv(13, 8)) = (3, 2)
+    rows, cols = np.arange(4), np.arange(8)
+    by_pid = {(a, b, 0): tile(b * 4 + rows, a * 8 + cols, 13) for a in range(3) for b in range(2)}
+    finding = addresses.audit(layout, site_of(by_pid), (3, 2, 1), {"BLOCK_M": 4, "BLOCK_N": 8, "M": 10, "N": 13})
+    assert finding is not None and finding.cause == "address" and "axes swapped" in finding.text
+
+
+def test_a_block_that_starts_before_the_tensor_asks_between_offset_and_mask():
+    layout = Layout("x_ptr", (64,), (1,), 4, 64)
+    lanes = np.arange(32) - 1
+    finding = addresses.out_of_bounds(layout, lanes, lanes < 64, site_of({(0, 0, 0): lanes}), (0, 0, 0),
+                                      (2, 1, 1), {}, in_loop=False)
+    assert finding.cause == "" and finding.candidates == ("address", "mask")
+
+
+def test_a_flat_walk_over_a_matrix_is_right():
+    layout = matrix(4, 300, "x_ptr")                                # 1200 elements in blocks of 128
+    by_pid = {(p, 0, 0): p * 128 + np.arange(128) for p in range(10)}
+    assert addresses.audit(layout, site_of(by_pid), (10, 1, 1), {"BLOCK": 128}) is None
+
+
+def test_overlapping_blocks_are_named():
+    layout = Layout("z_ptr", (64,), (1,), 4, 64)
+    by_pid = {(p, 0, 0): p + np.arange(16) for p in range(2)}        # pid + arange: no * BLOCK
+    finding = addresses.overlapping_writes(layout, by_pid[(1, 0, 0)], site_of(by_pid), (1, 0, 0), (4, 1, 1),
+                                           {"BLOCK": 16})
+    assert finding is not None and "overlap" in finding.text and finding.cause == "address"
+
+
+def test_lanes_that_fit_another_tensor_ask_about_the_index():
+    layout = Layout("hist_ptr", (5,), (1,), 4, 5)
+    lanes = np.arange(8)
+    active = lanes < 20
+    finding = addresses.out_of_bounds(layout, lanes, active, site_of({(0, 0, 0): lanes}), (0, 0, 0), (3, 1, 1),
+                                      {}, in_loop=False, others={"x_ptr": 20})
+    assert finding.candidates == ("address", "mask") and "`x_ptr`" in finding.text
+
+
+def test_every_program_doing_the_same_block_is_named():
+    sites = {("k", 1, "x_ptr"): site_of({(p, 0, 0): np.arange(8) for p in range(3)}),
+             ("k", 2, "z_ptr"): site_of({(p, 0, 0): np.arange(8) for p in range(3)})}
+    finding = addresses.unused_program_ids(sites, (3, 1, 1))
+    assert finding is not None and "tl.program_id(0)" in finding.text
+
+
+@triton.jit
+def add_rows_wrong_stride(x_ptr, z_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)
+    tl.store(z_ptr + rows[:, None] * M + cols[None, :], x, mask=mask)  # the bug: M for N
+
+
+def test_the_sanitizer_reports_the_wrong_stride_with_its_cause():
+    x, z = torch.randn(12, 3), torch.zeros(12, 3)
+    with sanitizer.sanitized():
+        with pytest.raises(KernelFault) as info:
+            add_rows_wrong_stride[(3,)](x, z, 12, 3, BLOCK_M=4, BLOCK_N=4)
+    fault = info.value
+    assert fault.kind == "out_of_bounds" and fault.cause == "address"
+    assert "12 (= M) elements apart" in str(fault) and "switch off" not in str(fault)
