@@ -152,15 +152,13 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     device = "cuda" if backend == "gpu" else "cpu"
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
     selected = selected[request.get("shard", 0)::request.get("shards", 1)]  # hello counted them all
-    references: dict = {}
     for part_name in request["parts"]:
         part = puzzle.part(part_name)
         channel.send("part_start", part=part.name)
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
             result = run_case(puzzle, part, case, kernels, source, device, request.get("seed", 0),
-                              on_launch=lambda: channel.send("launch", part=part.name, case=case.name),
-                              references=references)
+                              on_launch=lambda: channel.send("launch", part=part.name, case=case.name))
             channel.send("case_result", part=part.name, **result)
             if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
                 channel.send("stopped", reason=result["error"]["message"])
