@@ -42,12 +42,14 @@ class Request:
     shard: int = 0               # this worker runs cases shard, shard + shards, ... (see session.sharded)
     shards: int = 1
     threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
+    first_failure: bool = False  # stop at the first case that fails (a test that needs only "rejected")
 
     def to_json(self) -> str:
         return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
                            "backend": self.backend, "seed": self.seed, "sanitize": self.sanitize,
                            "only_documented": self.only_documented, "bench": self.bench,
-                           "shard": self.shard, "shards": self.shards, "threads": self.threads})
+                           "shard": self.shard, "shards": self.shards, "threads": self.threads,
+                           "first_failure": self.first_failure})
 
 
 def _child_env() -> dict:

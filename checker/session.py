@@ -29,13 +29,16 @@ def _events(request: Request, in_process: bool) -> Iterator[dict]:
 def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend: str = "auto",
               timeout: float = DEFAULT_TIMEOUT, seed: int = 0, sanitize: bool = True, verbose: bool = False,
               only_documented: bool = False, write: Callable[[str], None] = print, in_process: bool = False,
-              timeout_advice: str = "--timeout SECONDS", shards: int | None = None) -> Report:
+              timeout_advice: str = "--timeout SECONDS", shards: int | None = None,
+              first_failure: bool = False) -> Report:
     """backend 'auto': the interpreter always, and the GPU too when the worker finds CUDA.
 
     in_process: run the worker in this process (tests: torch is imported once for many checks;
     no protection from hangs or crashes, and only the backend this process imported triton for).
     timeout_advice: how the learner raises the time limit where they are (a flag, an argument).
     shards: interpreter workers sharing the cases (None: as many as the idle cores allow).
+    first_failure: stop at the first failing case (tests that ask only whether a kernel is rejected;
+    a GPU compiles a kernel anew for every case's block sizes, and most of a catalog's time is that).
     """
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
     writer.only_documented = only_documented
@@ -64,7 +67,7 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
 
     def request(kind: str, chosen: list[str], shard: int = 0, of: int = 1) -> Request:
         return Request(puzzle.key, chosen, source, kind, timeout, seed, sanitize, only_documented,
-                       shard=shard, shards=of, threads=threads)
+                       shard=shard, shards=of, threads=threads, first_failure=first_failure)
 
     def interpreter() -> Iterator[dict]:
         if shards == 1:

@@ -163,6 +163,9 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
             if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
                 channel.send("stopped", reason=result["error"]["message"])
                 return
+            if request.get("first_failure") and result["status"] != "pass":
+                channel.send("part_end", part=part.name)
+                return  # the caller asked only whether the kernels are rejected
         channel.send("part_end", part=part.name)
 
 
