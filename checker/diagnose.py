@@ -29,11 +29,13 @@ class Evidence:
     ("load", "store", "atomic"), from the sanitizer (None where it did not run: a GPU, --no-sanitize).
     uses_atomics: the kernels' text calls tl.atomic_* (any backend). poison_read: outputs the kernels
     read while they still held the checker's NaN fill, with the line. sanitized: the sanitizer ran, so
-    an access outside a tensor would have been stopped."""
+    an access outside a tensor would have been stopped. input_peak: how large this case's inputs are
+    (NaN from inputs far from zero points at an overflow, not at a mask)."""
     kinds: dict[str, set[str]] | None = None
     uses_atomics: bool = False
     poison_read: dict[str, str] = field(default_factory=dict)
     sanitized: bool = False
+    input_peak: float = 0.0    # the largest |value| among the case's floating-point inputs
 
     def atomics_on(self, name: str) -> bool | None:
         """Did the kernels add into this output with atomics? None if unknown."""
@@ -313,7 +315,12 @@ def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint
                   "formula", "loop", "accumulate")
 
 
-def _nonfinite_hint(comparison: Comparison, evidence: Evidence, name: str) -> Hint:
+FP16_MAX = 65504.0
+LARGE_INPUT = 30.0   # randn inputs stay below ~6; a case that means its inputs to be large goes far past this
+
+
+def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison, evidence: Evidence, name: str,
+                    case: Case | None) -> Hint:
     n = comparison.n_nonfinite
     elements = f"{n} element{'s are' if n > 1 else ' is'}"
     if name in evidence.poison_read:
@@ -326,6 +333,22 @@ def _nonfinite_hint(comparison: Comparison, evidence: Evidence, name: str) -> Hi
                       f"checker fills them with NaN), so a sum started from the output, or a load through the "
                       f"wrong pointer, reads NaN. Or, if the load is meant, where else could NaN come from: an "
                       f"overflow, a division by zero?", "accumulate", "address", "stability")
+    bad = ~torch.isfinite(got)
+    if not bool(got[bad].isnan().any()) and bool((ref[bad].abs() > FP16_MAX).all()):
+        # Inf exactly where the answer is beyond float16's range: nothing else singles out those elements
+        return Hint(f"{elements} Inf where the expected value is beyond float16's range (up to "
+                    f"{float(ref[bad].abs().max()):.4g}; float16 holds at most 65 504): a value or a running sum "
+                    f"was kept in float16. Keep it in fp32 (tl.float32) until the final store.", "precision")
+    if evidence.input_peak >= LARGE_INPUT:
+        return asking(f"{elements} NaN or Inf, and this case's inputs are large (up to {evidence.input_peak:.4g}). "
+                      f"Does the formula overflow with them: exp of a large number (fp32 overflows past exp(88.7)), "
+                      f"a square or a sum that leaves the type's range? The numerically stable form of the formula "
+                      f"(subtract the maximum, centre before squaring) stays in range.", "stability", "precision")
+    ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1]
+    if ones:
+        return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
+                      f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0?",
+                      "formula", "mask")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, or a "
@@ -398,7 +421,7 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     if variants:
         return _combine(variants, share)
     if comparison.n_nonfinite:
-        return _nonfinite_hint(comparison, evidence, output.name)
+        return _nonfinite_hint(got, ref, comparison, evidence, output.name, case)
     if share:
         return share
     return _moved_hint(got, ref, scale, tol, reference.condition) or _ratio_hint(got, ref, case)

@@ -19,6 +19,11 @@ ZERO_PARTNER = ("its padded lanes are multiplied by another operand's padded 0 b
 # a tl.where(mask, ..., 0.0) replaces the padded lanes before anything uses them
 WHERE_ZEROES = "a tl.where(mask, ..., 0.0) replaces its padded lanes before anything uses them"
 
+# a bf16 value meets an fp32 operand in its first operation, and Triton promotes it to fp32 there:
+# the cast only makes explicit what the promotion does (bf16 -> fp32 is exact)
+PROMOTED = ("the bf16 value's first operation is with an fp32 operand, which promotes it to fp32 exactly as "
+            "the cast does")
+
 EQUIVALENT: dict[str, dict[str, str]] = {
     "p06": {
         "fill.other:silu_fwd_kernel:52d12eef:0": MASKED_OUT,
@@ -26,11 +31,15 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:silu_bwd_kernel:3c1a5198:0": MASKED_OUT,
     },
     "p07": {
+        "precision.cast:bcast_relu_fwd_kernel:7d8ff1f0:0": PROMOTED,
         "fill.other:bcast_relu_fwd_kernel:873c43b4:0": MASKED_OUT,
         "fill.other:bcast_relu_bwd_kernel:873c43b4:0": "dz loads 0 on the padded lanes, so g = where(x * y > 0, dz, 0) "
                                                         "is 0 there whatever x holds",
         "fill.other:bcast_relu_bwd_kernel:b1ae9142:0": "x loads 0 on the padded lanes, so x * y > 0 fails there and "
                                                         "g = 0 whatever dz holds",
+    },
+    "p08": {
+        "precision.cast:long_row_sum_kernel:2549400f:0": PROMOTED,
     },
     "p10": {
         "fill.other:row_mean_var_kernel:2c95eea7:0": WHERE_ZEROES,

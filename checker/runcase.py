@@ -163,9 +163,11 @@ def _written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[st
     return kinds
 
 
-def _evidence(part: Part, outputs: dict, source: KernelSource) -> Evidence:
+def _evidence(part: Part, outputs: dict, source: KernelSource, inputs: dict) -> Evidence:
     """What the launch did besides its values: from the sanitizer where it ran, else from the text."""
-    evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)))
+    peaks = [float(v.detach().abs().max()) for v in inputs.values()
+             if torch.is_tensor(v) and v.is_floating_point() and v.numel()]
+    evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)), input_peak=max(peaks, default=0.0))
     evidence.kinds = _written_by_text(source, [o.name for o in part.outputs])
     sanitizer = _sanitizer()
     if sanitizer is not None:
@@ -291,7 +293,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
                              unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
-            evidence = evidence or _evidence(part, outputs, source)
+            evidence = evidence or _evidence(part, outputs, source, before)
             hint = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case)
             comparison.hint, comparison.cause, comparison.candidates = hint.text, hint.cause, list(hint.candidates)
             maps[output.label] = _error_map(got, ref, comparison.allowed)

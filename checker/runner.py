@@ -143,6 +143,7 @@ class Worker:
         self.read_fd = read_fd
         self.reader = LineReader(read_fd)
         self.started = False  # has it imported torch yet (its first request pays for that)
+        self.closed = False
 
     def send(self, request: Request) -> None:
         self.proc.stdin.write((request.to_json() + "\n").encode())
@@ -152,7 +153,12 @@ class Worker:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        """Stop the process (killed: it may be stuck in a kernel) and free its pipes."""
+        """Stop the process (killed: it may be stuck in a kernel) and free its pipes. Once only: a
+        second os.close of the pipe's number would close whatever file reused it since (another
+        worker's pipe)."""
+        if self.closed:
+            return
+        self.closed = True
         if self.proc.poll() is None:
             _kill(self.proc)
         _LIVE.discard(self.proc)

@@ -42,3 +42,20 @@ def test_cells_that_do_not_load_are_reported_as_one_worker_reports_them():
     two = report_lines("p01", text, "forward", 2)
     assert not one[0] and two == one
     assert any("top-level oops" in line for line in two[1])
+
+
+def test_a_worker_closed_twice_leaves_other_files_open():
+    """A hang closes its worker, and the request's clean-up closes it again: the second close must
+    not close the file that reused the pipe's number since (another worker's pipe, in CI)."""
+    import os
+
+    from checker.runner import Worker
+    worker = Worker("interpreter")
+    worker.close()
+    read_fd, write_fd = os.pipe()  # the lowest free numbers: the closed worker's, most likely
+    try:
+        worker.close()
+        os.fstat(read_fd)  # raises OSError (bad file descriptor) if the second close took it
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
