@@ -303,7 +303,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     ok = all(c["ok"] for c in comparisons) and not mutated
     hints = _address_hints() if not ok else []
     if not ok and evidence is None:
-        evidence = _evidence(part, outputs, source)
+        evidence = _evidence(part, outputs, source, before)
     seen = {name: sorted(kinds) for name, kinds in (evidence.kinds or {}).items()} if evidence else {}
     clock.append(time.perf_counter())
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing
