@@ -27,6 +27,9 @@ class Bug:
     # right on a GPU: the out-of-bounds read is multiplied by 0 or lands in masked-out lanes, a racy
     # store writes the same value twice. Only the interpreter's sanitizer can see it.
     gpu_blind: bool = False
+    # on a GPU it shows only by chance (where a stray write lands, a memory-ordering window that real
+    # hardware rarely opens): either verdict there, run to run. The interpreter catches it every time.
+    gpu_by_chance: bool = False
     misleading: tuple = ()                 # words that must not appear (they would send the learner astray)
     gpu_reasons: tuple = ()                # on the GPU, where its values differ from the interpreter's
     notes: str = ""

@@ -47,8 +47,9 @@ BUGS = [
     Bug("dx_atomic_without_mask", "backward",
         ((ATOMIC, "    tl.atomic_add(dx_ptr + cols, g * y)\n", 1),),
         reasons=(("out of bounds", "out-of-bounds"), ("dx_ptr",)),
-        misleading=("program_id",),
-        notes="the lanes past N add 0 past the end of dx: still a write outside the tensor"),
+        misleading=("program_id",), gpu_by_chance=True,
+        notes="the lanes past N add 0 past the end of dx: still a write outside the tensor (on a GPU, "
+              "visible only when those bytes belong to something the check reads)"),
     Bug("forward_ignores_the_row", "forward",
         (("    y = tl.load(y_ptr + row).to(tl.float32)  # one scalar",
           "    y = tl.load(y_ptr).to(tl.float32)  # one scalar", 1),),

@@ -56,12 +56,15 @@ BUGS = [
     Bug("released_by_plain_store", "backward",
         (("    tl.atomic_xchg(lock, 0)\n", "    tl.store(lock, 0)\n", 1),),
         reasons=(("Lock written with a plain store",), ("tl.atomic_xchg(lock, 0)",)),
-        misleading=("race", "out-of-bounds", "Lock not held")),
+        misleading=("race", "out-of-bounds", "Lock not held"), gpu_by_chance=True,
+        notes="the plain store may become visible before the partial row's stores; passed on an H100 in "
+              "2 runs of 2"),
     Bug("released_without_a_barrier", "backward",
         (("    tl.debug_barrier()\n", "", 1),),
         reasons=(("Lock released before the stores it guards",), ("tl.debug_barrier()",)),
-        misleading=("race", "out-of-bounds", "Lock not held"),
-        notes="some threads may still be storing the partial row when the next program reads it"),
+        misleading=("race", "out-of-bounds", "Lock not held"), gpu_by_chance=True,
+        notes="some threads may still be storing the partial row when the next program reads it; "
+              "passed on an H100 in 2 runs of 2"),
     Bug("reduce_skips_the_last_group", "backward",
         (("        ok = (rows[:, None] < G) & col_ok[None, :]", "        ok = (rows[:, None] < G - 1) & col_ok[None, :]", 1),),
         reasons=(("dgamma",), ("dbeta",)),
