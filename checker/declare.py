@@ -551,6 +551,12 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                                        for tag, h in (hints or {}).items()}
     generic = [SummaryPattern(texts[t][0], (lambda tag: lambda c: tag in c.tags)(t), candidates=texts[t][1])
                for t in GENERIC_SUMMARIES if t in tags]
+    if any(c.dtype == "bfloat16" for c in declared.cases):
+        generic.append(SummaryPattern(
+            "only bfloat16 cases fail, and the float32 ones pass: is a value or a sum kept in bfloat16 "
+            "somewhere between the loads and the store (8 bits of mantissa)? Compute in float32 "
+            "(.to(tl.float32) after each load) and round once, at the store.",
+            lambda c: c.dtype == "bfloat16", coverage=0.5, candidates=("precision",)))
     documented = next((c for c in declared.cases if c.documented), None)
     if documented is not None:
         generic.append(SummaryPattern(

@@ -370,9 +370,22 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
         alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
         if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
             continue
-        if matches(got, alternative, scale, tol, condition=reference.condition):
+        if (matches(got, alternative, scale, tol, condition=reference.condition)
+                and _distance(got, alternative, ref, scale, tol, reference.condition)
+                < 0.25 * _distance(got, ref, ref, scale, tol, reference.condition)):
+            # nearer the variant than the answer by a clear margin: a variant only a little way from
+            # the answer would otherwise match any kernel that is a little off (bf16 rounding)
             found.append(pattern)
     return found
+
+
+def _distance(got: torch.Tensor, target: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
+              condition: float) -> float:
+    """The largest difference from target, in units of the verdict's tolerance."""
+    allowed = absolute_tolerance(tol, scale, condition) + tol.rtol * ref.abs()
+    diff = (got - target.double().reshape(got.shape)).abs()
+    # exact outputs (counts) allow 0: any difference is infinitely many tolerances, none is 0
+    return float(torch.where(diff == 0, 0.0, diff / allowed).max())
 
 
 def _combine(variants: list, share: Hint) -> Hint:

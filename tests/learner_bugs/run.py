@@ -21,6 +21,8 @@ Verdicts for a bug that is caught:
     among       no hint names it, but one asks about it among its candidates
     misleading  hints name or ask about other classes only
     none        no hint says a class (observations only: "12 of 32 elements were never written")
+    compile     Triton's GPU front end rejects the kernel, and the message says why (a fact Triton
+                establishes, not a guess: the first thing a GPU would show the learner)
 "+wrong" is added where another hint names a different class as certain. A bug that passes is
 "PASSES" (or "blind" when the entry says the interpreter cannot see it); a correct rewrite is
 "ok" or "FAILS".
@@ -155,6 +157,8 @@ def verdict(bug: Bug, hints: list[dict]) -> str:
     truth = set(bug.classes)
     named = {h["cause"] for h in hints if h["cause"]}
     asked = {c for h in hints if not h["cause"] for c in h["candidates"]}
+    if "compile" in named and not named - truth - {"compile"}:
+        return "right" if named & truth else "compile"
     wrong = bool(named - truth)
     if named & truth:
         return "right+wrong" if wrong else "right"
