@@ -137,6 +137,12 @@ def _advice(reason: str, source: KernelSource) -> str:
         return (f"`{name}` is not defined on every path to this line: on a GPU a variable first assigned "
                 f"inside a loop or an `if` does not exist after it. Give it its starting value before the loop "
                 f"(or the `if`).")
+    if re.search(r"'(Tuple|List)' object has no attribute 'func'", reason):
+        import triton
+        return (f"a `for` over a tuple or a list (`for x in (a, b):`), which Triton's compiler (triton "
+                f"{triton.__version__}) does not translate: a kernel's `for` runs over range(...) or "
+                f"tl.static_range(...). Write the body once per value, or loop over an index with "
+                f"tl.static_range and compute the value from it.")
     if "loop body should only have one block" in reason or "return` statements inside" in reason:
         return ("a `return` inside a loop, which Triton's compiler does not support: a loop always runs to its end. "
                 "Return after the loop; to stop early, keep a scalar flag and switch the work off with tl.where "

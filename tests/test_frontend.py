@@ -234,3 +234,23 @@ def test_the_report_of_a_check_names_the_rejection():
     assert "does not compile for a GPU" in out and "tl.where" in out and "if x > m:" in out
     errors = [r["error"] for r in report.results if r.get("status") == "error"]
     assert errors and errors[0]["kind"] == "compile" and errors[0]["cause"] == "compile"
+
+
+def test_a_for_over_a_tuple_says_what_a_kernel_loop_runs_over():
+    """Triton 3.9's code generator fails with "'Tuple' object has no attribute 'func'": raw, that
+    says nothing to a learner whose Python is right."""
+    module, source = load("""
+@triton.jit
+def k(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    half = tl.arange(0, BLOCK // 2)
+    for offs in (half, half + BLOCK // 2):
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < N), mask=offs < N)
+""", "tuplefor")
+    try:
+        launch(module.k)
+    except frontend.GpuCompileError as exc:
+        error = describe(exc, source)
+    else:
+        pytest.skip("this Triton compiles a for over a tuple")
+    assert "`for` over a tuple or a list" in error.message and "tl.static_range" in error.message
+    assert error.code == "for offs in (half, half + BLOCK // 2):"
