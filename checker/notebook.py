@@ -1,12 +1,13 @@
-"""check(...) for a notebook cell: the kernels as last run in this notebook, the report printed
-inline, and a picture of where wrong outputs differ. Runs in a child process, so a hang or a GPU
-fault cannot take the notebook's kernel down."""
+"""check(...) for a notebook cell: the kernels as last run in this notebook, the report shown
+inline (as HTML in a Jupyter kernel, checker/rich.py; as text elsewhere), and a picture of where
+wrong outputs differ. Runs in a child process, so a hang or a GPU fault cannot take the notebook's
+kernel down. Nothing is written to the notebook's file: the report is the cell's output."""
 from __future__ import annotations
 
 import inspect
 import re
 
-from checker import registry
+from checker import registry, rich
 from checker.report import Report
 from checker.runner import DEFAULT_TIMEOUT
 from checker.session import run_check
@@ -39,6 +40,73 @@ def learner_namespace() -> dict:
     return frame.f_globals if frame is not None else {}
 
 
+def in_jupyter() -> bool:
+    """A Jupyter kernel (JupyterLab, Notebook, VS Code, a book's build): its front end shows HTML.
+    A terminal IPython or a script gets the text report."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+class NotebookReport(Report):
+    """A report check() has shown as HTML: displayed once more (the cell's value), it is its verdict line."""
+
+    def _ipython_display_(self) -> None:
+        print(rich.verdict(self))
+
+
+class LiveReport:
+    """The report in a Jupyter kernel: the check's title at once, its latest lines while it runs (one
+    output, updated in place), then the HTML report in their place; the figure of the first failure
+    right after its details, the other failures folded below it."""
+
+    LINES, WIDTH = 4, 120   # while it runs: the last lines, each cut to fit a narrow window
+
+    def __init__(self):
+        self.said = 0
+        self.recent: list[str] = []
+        self.handle = None
+
+    def write(self, line: str) -> None:
+        self.said += 1
+        if self.said == 1:  # the checker's first line says what it checks, and from where
+            print(line, flush=True)
+            return
+        if line.strip():
+            self.recent = [*self.recent, line.strip()][-self.LINES:]
+            self._status("\n".join(x if len(x) <= self.WIDTH else x[:self.WIDTH - 1] + "…" for x in self.recent))
+
+    def clear(self) -> None:
+        if self.handle is not None:
+            self._status("")
+
+    def _status(self, bundle: dict | str) -> None:
+        from IPython.display import display
+        bundle = {"text/plain": bundle} if isinstance(bundle, str) else bundle
+        if self.handle is None:
+            self.handle = display(bundle, raw=True, display_id=True)
+        else:
+            self.handle.update(bundle, raw=True)
+
+    def show(self, report: Report, plot: bool) -> Report:
+        from IPython.display import display
+        try:
+            head, tail = rich.report_html(report)
+        except Exception:  # noqa: BLE001 - the verdict must reach the learner even if its HTML cannot be built
+            self.clear()
+            print(report.text)
+            return report
+        self._status({"text/html": head, "text/plain": report.text})  # the text: for front ends without HTML
+        if plot and not report.passed:
+            from checker.plot import plot_failures
+            plot_failures(report)
+        if tail:
+            display({"text/html": tail, "text/plain": ""}, raw=True)
+        return NotebookReport(**vars(report))
+
+
 def _is_puzzle_key(text: str) -> bool:
     return bool(re.fullmatch(r"p?\d+(_\w+)?", text.lower()))
 
@@ -60,11 +128,12 @@ def puzzle_of_namespace(namespace: dict) -> Puzzle:
 def check(puzzle: str | None = None, part: str | list[str] | None = None, *, solution: bool = False,
           namespace: dict | None = None, backend: str = "auto", timeout: float = DEFAULT_TIMEOUT,
           seed: int = 0, sanitize: bool = True, verbose: bool = False, plot: bool = True,
-          only_documented: bool = False, in_process: bool = False) -> Report:
+          only_documented: bool = False, in_process: bool = False, html: bool | None = None) -> Report:
     """Check `part` of `puzzle` (None: every part); `check("backward")` finds the puzzle itself.
 
     The kernels come from `namespace` (default: the calling notebook's globals, as last run), or
     from the reference solution with solution=True. Returns a Report (truthy when all passed).
+    html: the report as HTML (default: in a Jupyter kernel) or as the shell's text (False).
     """
     if puzzle is not None and part is None and not _is_puzzle_key(puzzle):
         puzzle, part = None, puzzle  # check("unfused"): a part of this notebook's puzzle
@@ -85,15 +154,21 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
         source = from_file(spec.solution, str(spec.solution.relative_to(REPO_ROOT)))
     else:
         source = from_namespace(namespace, LIVE_ORIGIN)
+    live = LiveReport() if (in_jupyter() if html is None else html) else None
     try:
         report = run_check(spec, parts, source, backend=backend, timeout=timeout, seed=seed, sanitize=sanitize,
                            verbose=verbose, only_documented=only_documented, in_process=in_process,
-                           write=lambda line: print(line, flush=True), timeout_advice="timeout=SECONDS")
+                           write=live.write if live else lambda line: print(line, flush=True),
+                           timeout_advice="timeout=SECONDS")
     except KeyboardInterrupt:  # ■ in Jupyter: stop the workers, keep the notebook's kernel, no traceback
         from checker.runner import kill_live_workers
         kill_live_workers()
+        if live:
+            live.clear()
         print("❌ Interrupted: the check stopped. Nothing was written; run the cell again to check.")
         return Report(False, "interrupted", [])
+    if live:
+        return live.show(report, plot)
     if plot and not report.passed:
         from checker.plot import plot_failures
         plot_failures(report)

@@ -39,6 +39,7 @@ class Report:
     usage_error: str = ""                       # the check could not be asked (no CUDA for --backend gpu, ...)
     hints: list = field(default_factory=list)   # hints across cases: {"part", "backend", "hint", "cause", "candidates"}
     not_run: list = field(default_factory=list)  # cases no backend here could run: {"case", "why"}
+    faults: list = field(default_factory=list)   # what stopped a part, as said: {"kind", "part", "backend", "case", "lines"}
 
     def __repr__(self) -> str:
         return self.text
@@ -137,6 +138,7 @@ class ReportWriter:
         self.hints: list[dict] = []          # hints across cases, for the Report (and --json)
         self.backends_run: set[str] = set()  # "interpreter", "gpu": which backends said hello
         self.only_documented = False         # a check of the documented case alone skips the rest by design
+        self.faults: list[dict] = []         # a stub, cells that do not run, a hang, a crash: the lines said
 
     def say(self, text: str = "") -> None:
         self.lines.append(text)
@@ -167,8 +169,16 @@ class ReportWriter:
             self.say(f"── {self.puzzle.part(part).title} ──")
         self.say(f"{INDENT}{BAD} {message}" + (f" ({where})" if where else ""))
         tally.problems.append(message)
+        self.faults.append({"kind": "part", "part": part, "backend": self.backend, "case": "", "lines": self.lines[-1:]})
 
     def handle(self, event: dict) -> None:
+        kind, said = event["type"], len(self.lines)
+        self._handle(event)
+        if kind in ("load_error", "hang", "crash", "stopped"):
+            self.faults.append({"kind": kind, "part": event.get("part") or self.current_part, "backend": self.backend,
+                                "case": event.get("case") or "", "lines": self.lines[said:]})
+
+    def _handle(self, event: dict) -> None:
         kind = event["type"]
         if kind == "hello":
             self.saw_cuda = self.saw_cuda or bool(event.get("cuda"))
@@ -359,7 +369,7 @@ class ReportWriter:
                     "problem": tally.problems[0] if tally.problems else ""}
                    for (name, _), tally in self.tallies.items()]
         return Report(everything_ok and not self.usage_error, "\n".join(self.lines), results, summary,
-                      self.usage_error, self.hints, not_run)
+                      self.usage_error, self.hints, not_run, self.faults)
 
     def _not_run(self) -> list[dict]:
         """Cases that only a GPU runs, where no GPU section ran: named, so that an all-correct

@@ -2,10 +2,12 @@
 
 A copy of puzzle 1's notebook (its kernel cell holds the stub) is opened in JupyterLab, a WRONG
 kernel (x + 1 where x + 10 is asked) is typed into its kernel cell and not saved, and all cells
-are run. The check cell must print the checker's report for the kernel as run in the notebook
-(not the stub on disk: "not implemented yet" would mean the checker read the file), with its
-failing verdict and the figure of where the output differs. A screenshot is kept
-as _build/artifacts/jupyterlab_p01.png.
+are run. The check cell must show the checker's report for the kernel as run in the notebook
+(not the stub on disk: "not implemented yet" would mean the checker read the file), as HTML: the
+failing verdict first, a table of the cases, the first failure in full with the figure of where the
+output differs, the other failures folded, and no word broken across lines. Screenshots are kept
+in _build/artifacts/: jupyterlab_p01.png (the verdict, the table, the first failure),
+jupyterlab_p01_figure.png (the figure) and jupyterlab_p01_details.png (a folded failure opened).
 
 Needs chromium (apt) and jupyterlab (requirements.txt); skipped without them except in CI.
 """
@@ -112,33 +114,109 @@ def _wait_for(cdp, expression: str, what: str, timeout: float = WAIT_S):
 # the notebook's panel in the main area (shell.currentWidget follows focus, which headless lacks)
 NOTEBOOK = ("(window.jupyterapp && Array.from(window.jupyterapp.shell.widgets('main'))"
             ".find(w => w.context && w.content && w.content.model))")
-# the check cell's outputs, read from the notebook's model: {text, png}
+# a check cell's outputs, read from the notebook's model: {text, png}
 CHECK_OUTPUTS = """(() => {
-  const nb = NOTEBOOK;
-  const cells = nb.content.model.cells;
+  const cells = NOTEBOOK.content.model.cells;
   for (let i = 0; i < cells.length; i++) {
     const cell = cells.get(i);
-    if (cell.type !== 'code' || !cell.sharedModel.getSource().startsWith('check(')) continue;
+    if (cell.type !== 'code' || !cell.sharedModel.getSource().startsWith(PREFIX)) continue;
     const outs = cell.outputs.toJSON();
     const text = outs.map(o => [].concat(o.text || (o.data && o.data['text/plain']) || []).join('')).join('');
-    return {text: text, png: outs.some(o => o.data && o.data['image/png'])};
+    return {text: text, png: outs.some(o => o.data && o.data['image/png']),
+            html: outs.some(o => o.data && o.data['text/html'])};
   }
   return null;
 })()""".replace("NOTEBOOK", NOTEBOOK)
+# a check cell's outputs as the page shows them: the rich report's parts, in page order
+CHECK_DOM = """(() => {
+  const cell = NOTEBOOK.content.widgets.find(w => w.model.type === 'code'
+                                                  && w.model.sharedModel.getSource().startsWith(PREFIX));
+  const area = cell.node.querySelector('.jp-OutputArea');
+  const reports = [...area.querySelectorAll('.tgp-report')];
+  const verdict = area.querySelector('.tgp-verdict'), table = area.querySelector('table.tgp-cases');
+  const image = area.querySelector('.jp-OutputArea-output img'), details = [...area.querySelectorAll('details')];
+  const first = [...area.querySelectorAll('h4')].find(h => h.textContent.startsWith('First failure'));
+  const after = (a, b) => !!a && !!b && !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+  // a word broken across lines ("abov" above "e"): one word, two boxes (breaks at spaces and hyphens are fine)
+  const broken = [];
+  for (const report of reports) {
+    const walk = document.createTreeWalker(report, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      if (node.parentElement.closest('style') || !node.parentElement.getClientRects().length) continue;
+      for (const m of node.textContent.matchAll(/[^\\s\\-\\u2013\\u2014\\/]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        if (range.getClientRects().length > 1) broken.push(m[0]);
+      }
+    }
+  }
+  const styles = reports.flatMap(r => [...r.querySelectorAll('*')]).filter(e => e.tagName !== 'STYLE')
+      .map(e => getComputedStyle(e));
+  return {
+    verdict: verdict && verdict.innerText,
+    rows: table ? table.querySelectorAll('tbody tr').length : 0,
+    verdict_before_table: after(verdict, table),
+    first_failure: first ? first.innerText : null,
+    figure_after_first_failure: after(first, image),
+    details: details.length,
+    details_after_figure: after(image, details[0]),
+    text: reports.map(r => r.textContent).join('\\n'),
+    pre: area.querySelectorAll('.tgp-report pre').length,
+    broken_words: broken,
+    breaking_styles: styles.filter(s => s.wordBreak !== 'normal' || s.overflowWrap !== 'normal').length,
+    pre_not_wrapping: [...area.querySelectorAll('.tgp-report pre')].filter(
+        p => getComputedStyle(p).whiteSpace !== 'pre-wrap').length,
+  };
+})()""".replace("NOTEBOOK", NOTEBOOK)
+P01_CHECK = 'check("p01"'  # the notebook's own check cell
+# the cells added at the notebook's end: puzzle 2's kernel without its mask, and its check
+P02_CHECK = 'check("p02")'
 
 
-def test_a_wrong_kernel_run_in_jupyterlab_gets_the_report_and_the_figure(lab):
+def _outputs(prefix: str) -> str:
+    return CHECK_OUTPUTS.replace("PREFIX", json.dumps(prefix))
+
+
+def _dom(cdp, prefix: str) -> dict:
+    return cdp.evaluate(CHECK_DOM.replace("PREFIX", json.dumps(prefix)))
+
+
+def _report(prefix: str) -> str:
+    """The first element of the report under a check cell (a page expression)."""
+    return (f"{NOTEBOOK}.content.widgets.find(w => w.model.sharedModel.getSource().startsWith({json.dumps(prefix)}))"
+            ".node.querySelector('.tgp-report')")
+
+
+def _screenshot(cdp, name: str, element: str, block: str = "start") -> None:
+    """Scroll `element` (a page expression) into view, let it settle, keep a screenshot."""
+    cdp.evaluate(f"{element}.scrollIntoView({{block: '{block}'}})")
+    time.sleep(1.0)
+    shot = cdp.send("Page.captureScreenshot", {"format": "png"})
+    (ARTIFACTS / name).write_bytes(base64.b64decode(shot["data"]))
+
+
+def _unmasked_p02() -> str:
+    """Puzzle 2's solution with no mask on its loads and store: every case but one reads past x."""
+    from catalog import entries, patched
+    bug = next(b for b in entries(registry.get("p02"))[0] if b.name == "no_mask")
+    return patched(registry.get("p02"), bug.name, bug.patches)
+
+
+def test_a_wrong_kernel_run_in_jupyterlab_gets_the_rich_report_and_the_figure(lab):
     url, notebook = lab
     on_disk = notebook.read_bytes()
-    with chromium(1280, 1600) as cdp:
+    with chromium(1400, 1200) as cdp:
         # a headless page never has the focus, and JupyterLab's current notebook follows the focus
         cdp.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
         cdp.send("Page.navigate", {"url": url})
         _wait_for(cdp, f"{NOTEBOOK} && {NOTEBOOK}.context && {NOTEBOOK}.context.isReady", "the notebook open")
         _wait_for(cdp, f"{NOTEBOOK}.sessionContext.session && {NOTEBOOK}.sessionContext.session.kernel "
                        f"&& {NOTEBOOK}.sessionContext.session.kernel.status === 'idle'", "its kernel started")
-        # the learner types the (wrong) kernel into the cell tagged `kernel`, without saving
-        cdp.evaluate(f"""(() => {{ const cells = {NOTEBOOK}.content.model.cells;
+        # the learner types the (wrong) kernel into the cell tagged `kernel`, without saving, and, at the
+        # end, puzzle 2's kernel without a mask and its check
+        cdp.evaluate(f"""(() => {{ const nb = {NOTEBOOK}.content.model, cells = nb.cells;
+          nb.sharedModel.insertCell(cells.length, {{cell_type: 'code', source: {json.dumps(_unmasked_p02())}}});
+          nb.sharedModel.insertCell(cells.length, {{cell_type: 'code', source: {json.dumps(P02_CHECK)}}});
           for (let i = 0; i < cells.length; i++) {{
             const c = cells.get(i);
             if ((c.getMetadata('tags') || []).includes('kernel')) {{ c.sharedModel.setSource({json.dumps(_wrong_kernel())}); return; }}
@@ -147,17 +225,41 @@ def test_a_wrong_kernel_run_in_jupyterlab_gets_the_report_and_the_figure(lab):
         cdp.evaluate(f"window.jupyterapp.shell.activateById({NOTEBOOK}.id); {NOTEBOOK}.content.node.focus()")
         _wait_for(cdp, f"window.jupyterapp.shell.currentWidget === {NOTEBOOK}", "the notebook current", 30)
         cdp.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        outputs = _wait_for(cdp, f"(() => {{ const o = {CHECK_OUTPUTS}; return o && o.text.includes('Overall Result') "
-                                 f"&& o.png ? o : null; }})()", "the check cell printed its report and figure")
-        # the figure is in the page, not only in the model
-        _wait_for(cdp, "document.querySelectorAll('.jp-OutputArea-output img').length > 0", "the figure shown")
-        # the screenshot shows the check cell's report and its figure
-        cdp.evaluate("document.querySelector('.jp-OutputArea-output img').scrollIntoView({block: 'end'})")
-        time.sleep(1.0)
+        outputs = _wait_for(cdp, f"(() => {{ const o = {_outputs(P01_CHECK)}; return o && "
+                                 f"o.text.includes('Overall Result') && o.png ? o : null; }})()",
+                            "the check cell showed its report and figure")
+        p02 = _wait_for(cdp, f"(() => {{ const o = {_outputs(P02_CHECK)}; return o && "
+                             f"o.text.includes('Overall Result') ? o : null; }})()", "puzzle 2's check cell its report")
+        # the reports and the figure are in the page, not only in the model
+        _wait_for(cdp, "document.querySelectorAll('.jp-OutputArea-output img').length > 0 && "
+                       "document.querySelectorAll('.tgp-report details').length > 1", "the reports and figure shown")
+        time.sleep(1.0)  # the figure's layout
+        dom, dom2 = _dom(cdp, P01_CHECK), _dom(cdp, P02_CHECK)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = cdp.send("Page.captureScreenshot", {"format": "png"})
-        (ARTIFACTS / "jupyterlab_p01.png").write_bytes(base64.b64decode(shot["data"]))
+        # puzzle 1: the title, the verdict, the table, the first failure and its figure
+        _screenshot(cdp, "jupyterlab_p01.png", f"{_report(P01_CHECK)}.closest('.jp-OutputArea')")
+        # puzzle 2: its report, then the first two folded failures opened ("the same as above")
+        _screenshot(cdp, "jupyterlab_p02.png", f"{_report(P02_CHECK)}.closest('.jp-OutputArea')")
+        cdp.evaluate(f"[...{_report(P02_CHECK)}.closest('.jp-OutputArea').querySelectorAll('details')]"
+                     ".slice(0, 2).forEach(d => d.open = true)")
+        dom2_opened = _dom(cdp, P02_CHECK)
+        _screenshot(cdp, "jupyterlab_p02_details.png",
+                    f"{_report(P02_CHECK)}.closest('.jp-OutputArea').querySelector('details')", "center")
+    # the rich report: the verdict first, a row per case, the first failure then its figure, then the rest folded
+    p01 = registry.get("p01")
+    assert dom["verdict"] == "Overall Result: ❌ NOT ALL CORRECT", dom
+    assert dom["rows"] == sum(not c.gpu_only for c in p01.cases()), dom
+    assert dom["verdict_before_table"] and dom["first_failure"], dom
+    assert dom["figure_after_first_failure"] and dom["details_after_figure"] and dom["details"] >= 1, dom
+    # puzzle 2 without a mask: the out-of-bounds explanation once, the other failures refer to it
+    assert dom2["verdict_before_table"] and dom2["details"] >= 5 and dom2["pre"] >= 2, dom2
+    assert dom2["text"].count("the checker stopped it before memory was touched") == 1, dom2["text"]
+    assert dom2["text"].count("the same as above") >= 5, dom2["text"]
+    assert "Not run here: 2 cases that only a GPU runs" in dom2["text"], dom2["text"]
+    for seen in (dom, dom2, dom2_opened):  # nothing breaks a word, in a report or in an opened failure
+        assert not seen["broken_words"] and not seen["breaking_styles"] and not seen["pre_not_wrapping"], seen
     text = outputs["text"]
+    assert outputs["html"] and p02["html"], "no HTML report"
     assert "this notebook (the kernels as last run)" in text, text
     assert "Overall Result: ❌ NOT ALL CORRECT" in text, text
     assert "expected" in text and "got" in text, text  # the first wrong values are shown

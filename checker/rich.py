@@ -1,0 +1,332 @@
+"""The report as HTML, for a notebook: built from the Report's data (its cases, outputs, hints and
+faults), never from its text.
+
+The verdict comes first, then one table of cases per part, then the first failure in full (the
+error-map figure goes right after it), then the other failures folded. An explanation already shown
+for an earlier case (the same hint, the same paragraph of an out-of-bounds message) is not repeated:
+a line says it is the same as above, and for which case. Everything that comes from the learner or
+the checker's messages is escaped.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+from checker.report import BAD, OK, Report, _sharper, _shown
+
+STYLE = """<style>
+div.tgp-report { font-size: 14px; line-height: 1.45; overflow-wrap: normal; word-break: normal;
+  hyphens: none; text-align: left; }
+div.tgp-report p { margin: 0.25em 0; white-space: normal; overflow-wrap: normal; word-break: normal; }
+div.tgp-report .tgp-verdict { font-size: 1.15em; font-weight: 600; padding: 0.3em 0.6em; border-radius: 4px; }
+div.tgp-report .tgp-pass { background: rgba(46, 160, 67, 0.15); }
+div.tgp-report .tgp-fail { background: rgba(248, 81, 73, 0.15); }
+div.tgp-report .tgp-note { opacity: 0.85; }
+div.tgp-report h4 { font-size: 1.05em; font-weight: 600; margin: 0.9em 0 0.3em; }
+div.tgp-report pre.tgp-code { white-space: pre-wrap; overflow-wrap: normal; word-break: normal;
+  margin: 0.15em 0 0.35em 1.5em; padding: 0.25em 0.5em; font-size: 13px; background: rgba(127, 127, 127, 0.1);
+  border: none; }
+div.tgp-report table.tgp-t { border-collapse: collapse; margin: 0.3em 0; table-layout: auto; width: auto;
+  font-size: 13px; }
+div.tgp-report table.tgp-t th, div.tgp-report table.tgp-t td { text-align: left; vertical-align: top;
+  padding: 0.15em 0.7em 0.15em 0.2em; border: none; border-bottom: 1px solid rgba(127, 127, 127, 0.25);
+  white-space: normal; line-height: 1.35; }
+div.tgp-report table.tgp-t td.tgp-nowrap, div.tgp-report table.tgp-t td code { white-space: nowrap; }
+div.tgp-report table.tgp-values td { font-family: var(--jp-code-font-family, monospace); }
+div.tgp-report .tgp-scroll { overflow-x: auto; }
+div.tgp-report details { margin: 0.3em 0; padding-left: 0.2em; }
+div.tgp-report details > div { margin-left: 1.2em; }
+div.tgp-report summary { cursor: pointer; }
+div.tgp-report .tgp-same { font-style: italic; opacity: 0.8; }
+</style>"""
+
+SUMMARY_WORDS = 100  # characters of a hint or an error shown in a line (cut at a word)
+NOT_RUN_NAMED = 4   # GPU-only cases named in the note; the rest counted
+TRACEBACK_SHOWN = ("not_implemented", "out_of_bounds", "race", "lock")  # kinds whose message says it all
+
+
+def verdict(report: Report) -> str:
+    """The report's last line, in the text report's words."""
+    line = f"Overall Result: {OK} ALL CORRECT" if report.passed else f"Overall Result: {BAD} NOT ALL CORRECT"
+    if report.passed and report.not_run:
+        n = len(report.not_run)
+        line += f" in the interpreter; {n} GPU-only case{'s' if n > 1 else ''} not run"
+    return line
+
+
+def to_html(report: Report) -> str:
+    """The whole report in one piece (where no figure goes between)."""
+    head, tail = report_html(report)
+    return head + tail
+
+
+def report_html(report: Report) -> tuple[str, str]:
+    """(head, tail): the verdict, the tables and the first failure in full; then the other failures,
+    folded. The error-map figure of the first failure belongs between the two ('' when none failed)."""
+    seen: dict[str, str] = {}   # an explanation already shown -> the case it was shown for
+    failures = [r for r in report.results if r.get("status") != "pass"]
+    parts = {(p["part"], p["backend"]) for p in report.parts}
+    head = [_verdict_html(report), *_faults_html([f for f in report.faults if (f["part"], f["backend"]) not in parts]),
+            *_parts_html(report)]
+    if failures:
+        first = failures[0]
+        head.append(f"<h4>First failure: {_e(_where(report, first))}</h4>")
+        head.append(_detail(first, seen))
+    tail = []
+    if len(failures) > 1:
+        tail.append(f"<h4>The other {len(failures) - 1} failure{'s' if len(failures) > 2 else ''} "
+                    f"(click one to open it)</h4>")
+        for r in failures[1:]:
+            tail.append(f"<details><summary>{BAD} {_e(_where(report, r))}: {_summary(r, None)}</summary>"
+                        f"<div>{_detail(r, seen)}</div></details>")
+    wrap = lambda parts: f'{STYLE}<div class="tgp-report">{"".join(parts)}</div>'  # noqa: E731
+    return wrap(head), (wrap(tail) if tail else "")
+
+
+# ---- the verdict, what stopped a part, the tables ----
+
+def _verdict_html(report: Report) -> str:
+    out = [f'<p class="tgp-verdict {"tgp-pass" if report.passed else "tgp-fail"}">{_e(verdict(report))}</p>']
+    if report.usage_error:
+        out.append(f"<p>{BAD} {_inline(report.usage_error)}</p>")
+    if report.not_run:
+        n = len(report.not_run)
+        names = "; ".join(c["case"] for c in report.not_run[:NOT_RUN_NAMED])
+        more = f"; and {n - NOT_RUN_NAMED} more" if n > NOT_RUN_NAMED else ""
+        out.append(f'<p class="tgp-note">Not run here: {n} case{"s" if n > 1 else ""} that only a GPU runs '
+                   f"({_e(names)}{more}). A CUDA machine checks them too.</p>")
+    return "".join(out)
+
+
+def _faults_html(faults: list[dict]) -> list[str]:
+    """A stub, cells that do not run, a hang, a crash: as the checker said them, with their line.
+    Its first line says what happened; the lines under it (where, last words, what to do, the
+    error's own message with its code) follow as paragraphs."""
+    out = []
+    for fault in faults:
+        first, *rest = [line for line in fault["lines"] if line.strip()] or [""]
+        if first:
+            out.append(f"<p>{_inline(first.strip())}</p>" + (_message_html(_dedent("\n".join(rest))) if rest else ""))
+    return out
+
+
+def _parts_html(report: Report) -> list[str]:
+    out = []
+    for part in report.parts:
+        results = [r for r in report.results if r["part"] == part["part"] and r.get("backend") == part["backend"]]
+        if part["problem"] and results:
+            how = (f"{part['problem']}: stopped after {part['cases']} of {part['cases'] + part['unrun']} cases "
+                   f"({part['correct']} correct)")
+        elif part["problem"]:
+            how = part["problem"] + (f"; {part['unrun']} cases not run" if part["unrun"] and
+                                     part["problem"] != "kernel cells do not run" else "")
+        else:
+            how = f"{part['correct']} of {part['cases']} cases correct"
+            how += f"; {part['unrun']} cases not run" if part["unrun"] else ""
+        out.append(f"<h4>{OK if part['passed'] else BAD} {_e(part['title'])} — {_e(part['backend'])}: {_e(how)}</h4>")
+        if results and part["passed"] and not report.passed:  # the failing parts matter now: this one folded
+            out.append(f"<details><summary>its {len(results)} cases, all correct</summary>{_table(results)}</details>")
+        elif results:
+            out.append(_table(results))
+        out += _faults_html([f for f in report.faults if (f["part"], f["backend"]) == (part["part"], part["backend"])])
+        out += [f"<p>hint: {_inline(h['hint'])}</p>" for h in report.hints
+                if h["part"] == part["part"] and h["backend"] == part["backend"]]
+    return out
+
+
+def _table(results: list[dict]) -> str:
+    failed = any(r["status"] != "pass" for r in results)  # else no column for what failed
+    rows, above = [], ""
+    for r in results:
+        ok = r["status"] == "pass"
+        sizes = "" if r["case"].startswith(r["dims"]) else r["dims"]
+        if r.get("dtype", "float32") != "float32" and r["dtype"] not in r["case"]:
+            sizes = f"{sizes} {r['dtype']}".strip()
+        what = f"<td>{'' if ok else _summary(r, above)}</td>" if failed else ""
+        rows.append(f'<tr><td>{OK if ok else BAD}</td><td>{_e(r["case"])}</td>'
+                    f'<td class="tgp-nowrap">{_e(sizes)}</td>{what}</tr>')
+        above = _explanation(r) if not ok else above
+    what = "<th>what failed</th>" if failed else ""
+    return ('<div class="tgp-scroll"><table class="tgp-t tgp-cases"><thead><tr><th></th><th>case</th><th>sizes</th>'
+            f'{what}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def _explanation(r: dict) -> str:
+    """What a failing case's line quotes: its error, or its hint (the case's own, else its outputs')."""
+    if r["status"] == "error":
+        return r["error"]["message"]
+    sharper = _sharper(r)
+    return next((h["hint"] for h in r.get("hints", []) if h.get("hint")), "") or next(
+        (c["hint"] for c in r.get("comparisons", []) if not c["ok"] and c.get("hint") and _shown(c, sharper)), "")
+
+
+def _summary(r: dict, above: str | None = "") -> str:
+    """One line: which outputs, how many elements, the hint's first words (or the error's).
+    above: the explanation quoted by the failing line above ("the same" where equal); None: none quoted."""
+    if r["status"] == "error":
+        if above == r["error"]["message"]:
+            return "the same error as above"
+        return _inline(_first_words(r["error"]["message"].strip().split("\n")[0]))
+    outputs = []
+    for c in r.get("comparisons", []):
+        if c["ok"]:
+            continue
+        if "max_diff" not in c:
+            outputs.append(f"{c['label']}: wrong")
+        elif c["n_unwritten"] == c["n_total"]:
+            outputs.append(f"{c['label']}: never written")
+        else:
+            outputs.append(f"{c['label']}: {c['n_bad']} of {c['n_total']} off")
+    if r.get("mutated"):
+        outputs.append(f"changed its inputs ({', '.join(r['mutated'])})")
+    text = _e("; ".join(outputs))
+    hint = _explanation(r) if above is not None else ""
+    if hint and hint == above:
+        return text + " — the same hint as above"
+    return text + (f" — hint: {_inline(_first_words(hint.split(chr(10))[0], 60))}" if hint else "")
+
+
+# ---- one failing case in full ----
+
+def _detail(r: dict, seen: dict[str, str]) -> str:
+    label = _label(r)
+    if r["status"] == "error":
+        return _error_html(r["error"], label, seen)
+    out = []
+    sharper = _sharper(r)
+    for c in r.get("comparisons", []):
+        out.append(_output_html(c, label, seen, _shown(c, sharper)))
+    for h in r.get("hints", []):
+        out.append(_hint_html(h["hint"], label, seen))
+    if r.get("mutated"):
+        out.append(f"<p>{BAD} the kernel changed its inputs: {_e(', '.join(r['mutated']))} "
+                   "(inputs are read-only; write only to outputs)</p>")
+    return "".join(out)
+
+
+def _output_html(c: dict, label: str, seen: dict[str, str], show_hint: bool) -> str:
+    name = _e(c["label"]) + (f" ({_e(c['title'])})" if c.get("title") and c["title"] != c["label"] else "")
+    if c["ok"]:
+        diff = f": max difference {c['max_diff']:.2e}" if "max_diff" in c else ""
+        return f"<p>{OK} {name}{diff}</p>"
+    if "max_diff" not in c:
+        return f"<p>{BAD} {name}: {_inline(c.get('hint', 'wrong'))}</p>"
+    out = []
+    if c["n_unwritten"] == c["n_total"]:
+        out.append(f"<p>{BAD} {name}: never written (still the NaN the checker filled it with)</p>")
+    else:
+        tolerance = ("must be exact" if not c["allowed"] and not c.get("rtol")
+                     else f"tolerance {c['allowed']:.2e} + {c.get('rtol', 0.0):.1e}·|expected|")
+        unwritten = f", {c['n_unwritten']} of them never written" if c.get("n_unwritten") else ""
+        out.append(f"<p>{BAD} {name}: {c['n_bad']} of {c['n_total']} elements off{unwritten} "
+                   f"(max difference {c['max_diff']:.2e}, {tolerance})</p>")
+        rows = "".join(f"<tr><td>{_e(str(list(index)))}</td><td>{_number(expected)}</td><td>{_number(got)}</td></tr>"
+                       for index, expected, got in c.get("first_bad", []))
+        if rows:
+            out.append('<div class="tgp-scroll"><table class="tgp-t tgp-values"><thead><tr><th>at</th><th>expected</th>'
+                       f"<th>got</th></tr></thead><tbody>{rows}</tbody></table></div>")
+    if show_hint and c.get("hint"):
+        out.append(_hint_html(c["hint"], label, seen))
+    return "".join(out)
+
+
+def _hint_html(hint: str, label: str, seen: dict[str, str]) -> str:
+    if hint in seen:
+        return f'<p class="tgp-same">hint: {_same(seen[hint], label)}: “{_inline(_first_words(hint))}”</p>'
+    seen[hint] = label
+    return _message_html(f"hint: {hint}")
+
+
+def _error_html(error: dict, label: str, seen: dict[str, str]) -> str:
+    whole = "\n".join([error["message"], error.get("where", ""), error.get("code", "")])
+    if whole in seen:
+        return f'<p class="tgp-same">The error: {_same(seen[whole], label)}.</p>'
+    seen[whole] = label
+    out = []
+    for block in _blocks(error["message"]):
+        if block in seen:  # a paragraph an earlier case's message had word for word
+            first = block.split("\n")[0]
+            out.append(f'<p class="tgp-same">“{_inline(_first_words(first))}” — {_same(seen[block], label)}.</p>')
+        else:
+            seen[block] = label
+            out.append(_message_html(block))
+    if error.get("where"):
+        out.append(f"<p>at {_e(error['where'])}</p>")
+        if error.get("code"):
+            out.append(_code(error["code"]))
+    if error.get("traceback") and error.get("kind") not in TRACEBACK_SHOWN:
+        out.append(f"<details><summary>the full traceback</summary>{_code(error['traceback'].rstrip())}</details>")
+    return "".join(out)
+
+
+def _same(first_shown: str, label: str) -> str:
+    return "the same as above" + ("" if first_shown == label else f" (for {_e(first_shown)})")
+
+
+# ---- text to HTML ----
+
+def _blocks(message: str) -> list[str]:
+    """A message's paragraphs: a line and the indented lines under it (code, or its continuation)."""
+    blocks: list[list[str]] = []
+    for line in message.rstrip().split("\n"):
+        if blocks and (line.startswith(" ") or not line.strip()):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return ["\n".join(b).rstrip() for b in blocks]
+
+
+def _message_html(text: str) -> str:
+    """Paragraph lines as paragraphs, each one's indented lines under it as code."""
+    out = []
+    for block in _blocks(text):
+        first, _, rest = block.partition("\n")
+        out.append(f"<p>{_inline(first)}</p>")
+        if rest.strip():
+            out.append(_code(_dedent(rest)))
+    return "".join(out)
+
+
+def _code(text: str) -> str:
+    return f'<pre class="tgp-code">{_e(text)}</pre>'
+
+
+def _inline(text: str) -> str:
+    """Escaped; `names` in backticks as code."""
+    return re.sub(r"`([^`\n]+)`", r"<code>\1</code>", _e(text))
+
+
+def _e(text: str) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _dedent(text: str) -> str:
+    lines = text.split("\n")
+    pad = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
+    return "\n".join(line[pad:] for line in lines)
+
+
+def _first_words(text: str, limit: int = SUMMARY_WORDS) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text.rstrip(":")
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + " …" if cut.count("`") % 2 == 0 else cut + "` …"
+
+
+def _number(value) -> str:
+    return "—" if value is None else _e(f"{value:.6g}")
+
+
+def _label(r: dict) -> str:
+    """How a later line names this case: its name, and its sizes where the name lacks them."""
+    return r["case"] if r["case"].startswith(r["dims"]) else f"{r['case']}, {r['dims']}"
+
+
+def _where(report: Report, r: dict) -> str:
+    """The case, with its part where the report has several parts or backends."""
+    if len(report.parts) <= 1:
+        return _label(r)
+    title = next((p["title"] for p in report.parts if p["part"] == r["part"]), r["part"])
+    backend = f", {r['backend']}" if len({p["backend"] for p in report.parts}) > 1 else ""
+    return f"{title}{backend}: {_label(r)}"
