@@ -51,10 +51,11 @@ def in_jupyter() -> bool:
 
 
 class NotebookReport(Report):
-    """A report check() has shown as HTML: displayed once more (the cell's value), it is its verdict line."""
+    """A report check() has already shown as HTML: as the cell's value it shows nothing more (the
+    verdict is the report's first line on the screen; a second one below it would only repeat it)."""
 
     def _ipython_display_(self) -> None:
-        print(rich.verdict(self))
+        pass
 
 
 class LiveReport:

@@ -30,7 +30,8 @@ def test_check_cell_checks_the_kernels_as_last_run_in_the_notebook(tmp_path):
     nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
     check_cell = next(c for c in notebook.cells if c.cell_type == "code" and c.source.startswith("check("))
-    text = "".join(o.get("text", "") for o in check_cell.outputs)
+    # printed lines, and the text form of what was displayed (the notebook's report is HTML)
+    text = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in check_cell.outputs)
     assert "this notebook (the kernels as last run)" in text, text
     assert "Overall Result: ✅ ALL CORRECT" in text, text
     assert P01.notebook.read_bytes() == before
