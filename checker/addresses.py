@@ -231,7 +231,10 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
     for axis, g in enumerate(moved):
         if g is None or g <= 0 or grid[axis] < 2:
             continue
-        last = base + (grid[axis] - 1) * g
+        # the furthest program that reached this line (a line only some programs reach, such as the
+        # first program of each group, says nothing about the others)
+        furthest = max(pid[axis] for pid in origins)
+        last = base + (furthest - min(origins)[axis]) * g
         named = f"tl.program_id({axis}) moves this access by {g}{name_of(g, scalars)} elements"
         if flat_walk and last < layout.span:
             continue
@@ -239,25 +242,26 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
             rows = layout.span // rows_apart
             if last // rows_apart < rows:
                 continue
-            problem = (f"{g // rows_apart} rows; with {grid[axis]} programs along axis {axis}, the last one starts at "
-                       f"row {last // rows_apart}, past the last row ({rows - 1})")
+            problem = (f"{g // rows_apart} rows; program {furthest} along axis {axis} starts at row "
+                       f"{last // rows_apart}, past the last row ({rows - 1})")
             if g // rows_apart == layout.itemsize > 1 and layout.itemsize not in scalars.values():
                 problem += (f". {layout.itemsize} rows is {layout.itemsize} times one row, the size of an element in "
                             f"bytes: do the offsets count bytes? ptr + i moves by i elements")
         elif rows_apart is not None and g < rows_apart:
             columns = layout.shape[-1]
-            if base % rows_apart + (grid[axis] - 1) * g < columns:
+            column = base % rows_apart + (furthest - min(origins)[axis]) * g
+            if column < columns:
                 continue
-            problem = (f"{g} columns; with {grid[axis]} programs along axis {axis}, the last one starts at column "
-                       f"{base % rows_apart + (grid[axis] - 1) * g}, past the last column ({columns - 1})")
+            problem = (f"{g} columns; program {furthest} along axis {axis} starts at column {column}, past the last "
+                       f"column ({columns - 1})")
         elif rows_apart is not None:
             problem = (f"not a whole number of rows: {layout.label}'s rows are {rows_apart}{name_of(rows_apart, scalars)} "
                        f"elements apart")
         elif last < layout.span:
             continue
         else:
-            problem = (f"and with {grid[axis]} programs along axis {axis} the last one starts at element {last}, "
-                       f"beyond {layout.label}'s {layout.span} elements")
+            problem = (f"and program {furthest} along axis {axis} starts at element {last}, beyond {layout.label}'s "
+                       f"{layout.span} elements")
         others = [a for a in axes if a != axis]
         swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
                 f"{grid[others[0]]}." if len(axes) == 2 and grid[axes[0]] != grid[axes[1]] else "")
@@ -410,6 +414,10 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
         start = origin // step if step == rows_apart and rows_apart else origin % rows_apart if rows_apart and step == 1 \
             else origin // step
         bound = start + extent
+        if bound - 1 in scalars.values() and bound not in scalars.values():
+            size = next(k for k, v in scalars.items() if v == bound - 1)
+            return Finding(f"The mask lets lanes through up to index {bound - 1} = {size}: one past the last valid "
+                           f"index. Written with `<=` where `<` belongs (index < {size})?", "mask")
         if bound not in scalars.values():
             return Finding(f"The mask lets lanes through up to index {bound - 1} along this block's "
                            f"{'rows' if offsets.ndim > 1 and axis == 0 else 'lanes'}, a bound of {bound}, and {bound} is "
@@ -431,13 +439,11 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
                or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)
+               or _hard_coded_bound(layout, offsets, active, steps, scalars)
                or _other_tensor_finding(layout, offsets, active, others or {})
                or _literal_width_finding(layout, offsets, scalars))
     if finding is not None:
         return finding
-    bound = _hard_coded_bound(layout, offsets, active, steps, scalars)
-    if bound is not None:
-        return bound
     if None in steps and offsets.ndim >= 1 and offsets.size > 1:
         # a gather: the lanes do not follow one stride, so their addresses cannot be checked here
         return Finding("These lanes' offsets do not follow one stride (a gather?), so the checker cannot tell a "

@@ -6,6 +6,7 @@ could not run as asked (usage, a missing or unreadable notebook, a spec error, n
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from checker.source import NotebookError, from_file, from_notebook, static_probl
 from checker.spec import REPO_ROOT, Puzzle, SpecError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+TITLE_WIDTH = 40  # --all's column of puzzle titles
 EPILOG = """exit status: 0 every check passed; 1 some check failed (or, with --all, a puzzle is not
 started); 2 the command could not run as asked (usage, a missing or unreadable notebook, a spec
 error, --backend gpu without a CUDA device).
@@ -43,8 +45,21 @@ def _count(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """One line for a mistyped option, with the likeliest meant one, instead of every flag."""
+
+    def error(self, message: str):
+        unknown = [word for word in message.replace(",", " ").split() if word.startswith("--")]
+        options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for word in unknown:
+            close = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]}?)"
+        self.exit(2, f"{self.prog}: {message}\n(python -m checker --help lists the options)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m checker", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
         description=("Check a puzzle's kernels against PyTorch autograd. Reads the saved notebook "
                      "puzzles/pNN_*.ipynb (cells tagged 'kernel'); never writes to it."))
@@ -152,44 +167,91 @@ def _check_all(args) -> int:
     if not folder.is_dir():
         print(f"no folder {folder}", file=sys.stderr)
         return EXIT_USAGE
+    # (puzzle, source, the entry when it cannot run, path): checked side by side where cores allow, and
+    # reported in the puzzles' order
+    todo = [_prepare(puzzle, folder, args) for puzzle in registry.all_puzzles()]
+    parallel = _puzzles_at_once(args)
+
+    def check(item):
+        puzzle, source, _, _ = item
+        return run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend,
+                         timeout=args.timeout, seed=args.seed, sanitize=not args.no_sanitize,
+                         write=lambda line: None, shards=args.workers if parallel == 1 else 1)
+
+    from concurrent.futures import ThreadPoolExecutor
     entries, everything_ok = [], True
-    for puzzle in registry.all_puzzles():
-        path = puzzle.solution if args.solution else folder / puzzle.notebook.name
-        if not path.is_file():
-            entries.append(report_entry(puzzle, str(path), None, "missing"))
-            _say(f"{puzzle.key}  {puzzle.title:<36} not started (no {path.name})")
-            everything_ok = False
-            continue
-        try:
-            source = from_file(path, path.name) if args.solution else from_notebook(path, path.name)
-        except NotebookError as err:
-            entries.append(report_entry(puzzle, str(path), None, "unreadable"))
-            _say(f"{puzzle.key}  {puzzle.title:<36} ❌ {err}")
-            everything_ok = False
-            continue
-        if not args.solution and _not_started(puzzle, source):
-            entries.append(report_entry(puzzle, str(path), None, "not_started"))
-            _say(f"{puzzle.key}  {puzzle.title:<36} not started")
-            everything_ok = False
-            continue
-        _say(f"{puzzle.key}  {puzzle.title:<36} checking …")
-        report = run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend, timeout=args.timeout,
-                           seed=args.seed, sanitize=not args.no_sanitize, write=lambda line: None,
-                           shards=args.workers)
-        entries.append(report_entry(puzzle, str(path), report))
-        for part in report.parts:
-            mark = "✅" if part["passed"] else "❌"
-            detail = f"{part['correct']}/{part['cases']} cases" if part["cases"] else part["problem"]
-            if part["cases"] and part["problem"]:
-                detail += f"; {part['problem']}"
-            _say(f"      {part['title']:<40} {part['backend']:<24} {mark} {detail}")
-        everything_ok &= report.passed
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        reports = {item[0].key: pool.submit(check, item) for item in todo if item[2] is None}
+        for puzzle, source, entry, path in todo:
+            if entry is not None:
+                entries.append(entry)
+                everything_ok = False
+                continue
+            _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} checking …")
+            report = reports[puzzle.key].result()
+            entries.append(report_entry(puzzle, str(path), report))
+            _say_parts(puzzle, report)
+            everything_ok &= report.passed
     if args.json:
         print(json.dumps(_json_report(entries), indent=1))
     return EXIT_PASS if everything_ok else EXIT_FAIL
 
 
+def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
+    """(puzzle, source, None, path) to check, or (puzzle, None, entry, path) with why it cannot be."""
+    path = puzzle.solution if args.solution else folder / puzzle.notebook.name
+    if not path.is_file():
+        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started (no {path.name})")
+        return puzzle, None, report_entry(puzzle, str(path), None, "missing"), path
+    try:
+        source = from_file(path, path.name) if args.solution else from_notebook(path, path.name)
+    except NotebookError as err:
+        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} ❌ {err}")
+        return puzzle, None, report_entry(puzzle, str(path), None, "unreadable"), path
+    if not args.solution and _not_started(puzzle, source):
+        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started")
+        return puzzle, None, report_entry(puzzle, str(path), None, "not_started"), path
+    return puzzle, source, None, path
+
+
+def _puzzles_at_once(args) -> int:
+    """Puzzles checked side by side: one per two cores (each check runs an interpreter worker, and
+    a GPU worker on a GPU host), eight at most; one where the user chose --workers."""
+    from checker.session import _cores
+    return 1 if args.workers else max(1, min(8, _cores() // 2))
+
+
+def _say_parts(puzzle: Puzzle, report: Report) -> None:
+    order = [p.name for p in puzzle.parts]  # the puzzle's order, whichever part reported first
+    title_width = max(len(p.title) for p in puzzle.parts)
+    for part in sorted(report.parts, key=lambda p: order.index(p["part"])):
+        mark = "✅" if part["passed"] else "❌"
+        detail = f"{part['correct']}/{part['cases']} cases" if part["cases"] else part["problem"]
+        if part["cases"] and part["problem"]:
+            detail += f"; {part['problem']}"
+        _say(f"      {part['title']:<{title_width}}  {part['backend']:<24} {mark} {detail}")
+
+
+def _other_puzzles_notebook(puzzle: Puzzle, source) -> Puzzle | None:
+    """The puzzle whose kernels this notebook defines, when it defines none of `puzzle`'s."""
+    import re
+    defined = set(re.findall(r"^[ \t]*def[ \t]+(\w+)", source.text, re.M))
+    if defined & set(puzzle.kernel_names):
+        return None
+    return next((p for p in registry.all_puzzles() if defined & set(p.kernel_names)), None)
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        from checker.runner import kill_live_workers
+        kill_live_workers()
+        print("\nInterrupted: the check stopped, and nothing was written.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = _parser()
     _add_part_flags(parser)
     args = parser.parse_args(argv)
@@ -235,6 +297,12 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"puzzle": puzzle.key, "date": time.strftime("%Y-%m-%d"),
                               "rows": [asdict(r) for r in rows]}, indent=1))
         return status
+    other = _other_puzzles_notebook(puzzle, source) if not args.solution else None
+    if other is not None:
+        print(f"{source.origin} defines the kernels of puzzle {other.number} ({other.title}), not of "
+              f"{puzzle.key}: check it with `python -m checker {other.key} --notebook {args.notebook}`, or give "
+              f"{puzzle.key}'s own notebook.", file=sys.stderr)
+        return EXIT_USAGE
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
                        sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)

@@ -5,6 +5,15 @@ from __future__ import annotations
 import inspect
 
 
+def fix_interpreter() -> None:
+    """Every fix below, each switched off where its Triton does not need it."""
+    fix_interpreter_index()
+    fix_interpreter_patch_leak()
+    fix_interpreter_comparison_type()
+    fix_interpreter_bool_argument()
+    fix_interpreter_float_to_int()
+
+
 def fix_interpreter_index() -> None:
     """Triton 3.6's interpreter turns a scalar into a Python int with int(array) on a one-element
     array, which NumPy >= 2.4 refuses: `range(0, H, BLOCK)` inside a nested @triton.jit helper then
@@ -20,3 +29,168 @@ def fix_interpreter_index() -> None:
 
     patch_lang_tensor.checker_compat = True
     interpreter._patch_lang_tensor = patch_lang_tensor
+
+
+def fix_interpreter_patch_leak() -> None:
+    """A @triton.jit function called from a kernel (tl.sum, tl.cdiv, a learner's helper) patches
+    triton.language for the interpreter and never undoes it (Triton 3.6 through 3.9: the scope
+    `_patch_lang` returns is dropped). The launch undoes its own patches of `tl`, but not those of
+    `tl.core`, so after the first launch Triton's compiler front end (checker/frontend.py) would
+    see interpreter stand-ins. Undo each call's patches when it returns."""
+    from triton.runtime import interpreter
+    original = interpreter.InterpretedFunction.__call__
+    if getattr(original, "checker_compat", False) or "_patch_lang(self.fn)\n" not in inspect.getsource(original):
+        return
+
+    def call(self, *args, **kwargs):
+        scope = interpreter._patch_lang(self.fn)
+        try:
+            fn = self.rewrite()
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:
+                raise interpreter.InterpreterError(repr(e)) from e
+        finally:
+            if hasattr(scope, "restore"):
+                scope.restore()
+
+    call.checker_compat = True
+    interpreter.InterpretedFunction.__call__ = call
+
+
+def undo_leaked_patches() -> bool:
+    """Put back what earlier interpreted calls left patched in triton.language's modules (before
+    fix_interpreter_patch_leak ran in this process). True when the language is clean."""
+    import functools
+
+    import triton.language as tl
+    from triton.runtime import interpreter
+    here = interpreter.__file__
+
+    def patched(value) -> bool:
+        if isinstance(value, functools.partial):
+            value = value.func
+        return getattr(getattr(value, "__code__", None), "co_filename", "") == here
+
+    def unwrap(value):
+        while patched(value) and (getattr(value, "__kwdefaults__", None) or {}).get("member") is not None:
+            value = value.__kwdefaults__["member"]  # interpreter._patch_attr keeps the original here
+        return value
+
+    def original(name, value, other):
+        value = unwrap(value)
+        # the same function under another name: tl re-exports tl.core's, tensor methods are them too
+        for candidate in (other, getattr(tl.core.tensor, name, None)):
+            if patched(value) and candidate is not None and not patched(unwrap(candidate)):
+                value = unwrap(candidate)
+        return value
+
+    clean = True
+    for module, other in ((tl.core, tl), (tl, tl.core), (tl.math, None)):
+        for name, value in list(vars(module).items()):
+            if name == "static_print" and value is print:
+                value = getattr(other, name, value) if other is not None else value
+                if value is print:
+                    clean = False
+                    continue
+            elif not patched(value):
+                continue
+            fixed = original(name, value, getattr(other, name, None) if other is not None else None)
+            if patched(fixed):
+                clean = False
+            else:
+                setattr(module, name, fixed)
+    return clean
+
+
+_COMPARISONS = ("icmpEQ", "icmpNE", "icmpSLT", "icmpSLE", "icmpSGT", "icmpSGE", "icmpULT", "icmpULE",
+                "icmpUGT", "icmpUGE", "fcmpOEQ", "fcmpONE", "fcmpOLT", "fcmpOLE", "fcmpOGT", "fcmpOGE",
+                "fcmpUEQ", "fcmpUNE", "fcmpULT", "fcmpULE", "fcmpUGT", "fcmpUGE")
+
+
+def fix_interpreter_comparison_type() -> None:
+    """Triton 3.9's interpreter labels a comparison's result with its operands' type (int32 for
+    `pid == 0`, fp32 for `flag > 0`) although it holds booleans. A scalar comparison broadcast
+    to a block then becomes int32 or fp32 data, and `(offs < N) & (pid == 0)` fails as a mask
+    ("mask has unsupported dtype", or "ufunc 'bitwise_and' not supported"), although a GPU
+    compiles it. Label comparisons int1, as the compiler does."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+    builder = interpreter.InterpreterBuilder
+    probe = interpreter.TensorHandle(np.array([1], dtype=np.int32), tl.int32)
+    try:
+        if builder.create_icmpEQ(interpreter.interpreter_builder, probe, probe).dtype == tl.int1:
+            return  # this Triton labels them right
+    except Exception:  # noqa: BLE001 - a Triton whose builder differs: leave it alone
+        return
+    for name in _COMPARISONS:
+        original = getattr(builder, f"create_{name}", None)
+        if original is None or getattr(original, "checker_compat", False):
+            continue
+
+        def compare(self, lhs, rhs, original=original):
+            result = original(self, lhs, rhs)
+            if result.data.dtype == np.bool_ and result.dtype != tl.int1:
+                return interpreter.TensorHandle(result.data, tl.int1)
+            return result
+
+        compare.checker_compat = True
+        setattr(builder, f"create_{name}", compare)
+
+
+def fix_interpreter_bool_argument() -> None:
+    """Triton 3.6's interpreter turns a Python bool argument into int32 data labelled int1 and
+    refuses it ("numpy data itemsize (32 bits) exceeds dtype primitive_bitwidth (1 bits)"); a GPU
+    takes it as an i1. Later Triton converts bools first; so do we."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+    original = interpreter._implicit_cvt
+    if getattr(original, "checker_compat", False):
+        return
+    try:
+        original(True)
+        return  # this Triton converts bools itself
+    except Exception:  # noqa: BLE001
+        pass
+
+    def implicit_cvt(arg):
+        if isinstance(arg, bool):
+            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.bool_), tl.int1), tl.int1)
+        return original(arg)
+
+    implicit_cvt.checker_compat = True
+    interpreter._implicit_cvt = implicit_cvt
+
+
+def float_to_int(values, np_dtype):
+    """What a GPU's float-to-integer conversion gives (PTX cvt.rzi): toward zero, saturated at the
+    type's bounds, NaN as 0. numpy wraps or returns garbage where the value does not fit."""
+    import numpy as np
+    info = np.iinfo(np_dtype)
+    data = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0)
+    low, high = data < info.min, data >= float(info.max)
+    inside = np.where(low | high, 0.0, np.trunc(data)).astype(np_dtype)
+    return np.where(low, info.min, np.where(high, info.max, inside)).astype(np_dtype)
+
+
+def fix_interpreter_float_to_int() -> None:
+    """`.to(tl.int8)` (or any integer type) of a float that does not fit: a GPU saturates it, the
+    interpreter (numpy) wraps it around. Saturate, as a GPU does."""
+    import numpy as np
+    from triton.runtime import interpreter
+    builder = interpreter.InterpreterBuilder
+    original = builder.cast_impl
+    if getattr(original, "checker_compat", False):
+        return
+
+    def cast_impl(self, src, dst_type):
+        src_type, dst = src.dtype.scalar, dst_type.scalar
+        if src_type.is_floating() and dst.is_int() and dst.primitive_bitwidth > 1:
+            np_dtype = interpreter._get_np_dtype(dst_type)
+            return interpreter.TensorHandle(float_to_int(src.data, np_dtype), dst)
+        return original(self, src, dst_type)
+
+    cast_impl.checker_compat = True
+    builder.cast_impl = cast_impl

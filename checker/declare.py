@@ -158,11 +158,17 @@ class CaseDecl:
     inputs: Mapping[str, TensorInput] = field(default_factory=dict)   # this case's own recipes
 
 
-def case(name: str = "", *, documented: bool = False, dtype: str = "float32", gpu_only: bool = False,
+def case(name: str = "", *, documented: bool = False, dtype: str = "float32", gpu_only: bool | None = None,
          tags: Iterable[str] = (), inputs: Mapping[str, TensorInput] | None = None, **values) -> CaseDecl:
-    """One configuration: sizes and block parameters by name, e.g. case(N=1000, BLOCK=128)."""
-    return CaseDecl(dict(values), name, documented, dtype, gpu_only or dtype == "bfloat16", tuple(tags),
-                    dict(inputs or {}))
+    """One configuration: sizes and block parameters by name, e.g. case(N=1000, BLOCK=128).
+
+    gpu_only: left out, a bf16 case runs on a GPU only and an fp32 case everywhere. The
+    interpreter computes bf16 as a GPU does (checker/bf16.py), but slowly: a small bf16 case
+    says gpu_only=False to run on the CPU too, where it catches what only bf16 shows (a sum
+    kept in bf16)."""
+    if gpu_only is None:
+        gpu_only = dtype == "bfloat16"
+    return CaseDecl(dict(values), name, documented, dtype, gpu_only, tuple(tags), dict(inputs or {}))
 
 
 @dataclass(frozen=True)
@@ -170,14 +176,19 @@ class BenchDecl:
     part: str
     cases: tuple[CaseDecl, ...]
     traffic: Callable[..., float]               # by name -> bytes the work must move
-    torch: Callable[..., Callable[[], Any]]     # by name -> a function doing the same work in PyTorch
+    torch: Callable[..., Callable[[], Any]]     # by name (and wrap) -> the same work in PyTorch
     flops: Callable[..., float] | None = None
+    liger: Callable[..., Callable[[], Any]] | None = None
 
 
 def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float],
-          torch: Callable[..., Callable[[], Any]], flops: Callable[..., float] | None = None) -> BenchDecl:
-    """What --bench times (GPU only): a part at these sizes, next to `torch` doing the same work."""
-    return BenchDecl(part, tuple(cases), traffic, torch, flops)
+          torch: Callable[..., Callable[[], Any]], flops: Callable[..., float] | None = None,
+          liger: Callable[..., Callable[[], Any]] | None = None) -> BenchDecl:
+    """What --bench times (GPU only): a part at these sizes, next to `torch` doing the same work.
+    torch receives, besides inputs and sizes by name, `wrap`: it passes its forward computation
+    through it (torch.compile for the compiled column), so that compile compiles the same work.
+    liger: the same work with Liger-Kernel's kernel, where Liger has one (optional at run time)."""
+    return BenchDecl(part, tuple(cases), traffic, torch, flops, liger)
 
 
 @dataclass(frozen=True)
@@ -275,10 +286,15 @@ class DeclaredPuzzle:
         self.cases = self._build_cases()
 
     # -- cases --------------------------------------------------------------------------------
-    def _block_of(self, size: str, params: Mapping[str, Any]) -> int | None:
+    def _block_name(self, size: str, params: Mapping[str, Any]) -> str | None:
+        """The parameter that blocks a size (BLOCK_N blocks N, or what `blocks` says)."""
         name = self.blocks.get(size) or (f"BLOCK_{size}" if f"BLOCK_{size}" in params else None)
         if name is None and "BLOCK" in params and len(self.size_names) == 1:
             name = "BLOCK"
+        return name
+
+    def _block_of(self, size: str, params: Mapping[str, Any]) -> int | None:
+        name = self._block_name(size, params)
         value = params.get(name) if name else None
         return value if isinstance(value, int) else None
 
@@ -304,7 +320,8 @@ class DeclaredPuzzle:
                     tags.add("single")
                 if block and n > block:
                     tags.update(("wide", f"wide_{size}"))  # wide_N: summary patterns per dimension
-                    notes.append(f"{size} wider than its block ({block})")
+                    # named by the parameter: a puzzle's parts may block the size differently
+                    notes.append(f"{size} wider than {self._block_name(size, params)} ({block})")
                 if block and n % block:
                     tags.add("tail")
             if decl.inputs:
@@ -547,8 +564,9 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
         names = lambda inputs, case: declared._names(case, inputs)  # noqa: E731
         timed = Bench(part=bench.part, cases=lambda: list(bench_cases),
                       traffic=lambda i, c: float(call_by_name(bench.traffic, names(i, c))),
-                      torch=lambda i, c: call_by_name(bench.torch, names(i, c)),
-                      flops=(lambda i, c: float(call_by_name(bench.flops, names(i, c)))) if bench.flops else None)
+                      torch=lambda i, c, wrap: call_by_name(bench.torch, {**names(i, c), "wrap": wrap}),
+                      flops=(lambda i, c: float(call_by_name(bench.flops, names(i, c)))) if bench.flops else None,
+                      liger=(lambda i, c: call_by_name(bench.liger, names(i, c))) if bench.liger else None)
     result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts), bench=timed,
                     cases=lambda: list(declared.cases), make_inputs=declared.make_inputs,
                     reference=declared.reference, tolerance=declared.tolerance,

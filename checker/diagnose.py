@@ -61,8 +61,8 @@ def _unexplained(count: int, case: Case | None) -> bool:
 def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None = None) -> Hint:
     if comparison.n_unwritten == comparison.n_total:
         return asking("never written: no store reached this output (still the checker's NaN fill). Is the store "
-                      "there, through this output's pointer, and does its mask let any lane through?",
-                      "address", "mask")
+                      "there, through this output's pointer; is it reached (a loop that never runs?); and does its "
+                      "mask let any lane through?", "address", "loop", "mask")
     hint = f"{comparison.n_unwritten} of {comparison.n_total} elements were never written"
     if got.dim() == 2:
         written_cols = (~torch.isnan(got)).any(dim=0).nonzero()
@@ -326,11 +326,11 @@ def _nonfinite_hint(comparison: Comparison, evidence: Evidence, name: str) -> Hi
                       f"checker fills them with NaN), so a sum started from the output, or a load through the "
                       f"wrong pointer, reads NaN. Or, if the load is meant, where else could NaN come from: an "
                       f"overflow, a division by zero?", "accumulate", "address", "stability")
-    causes = ("stability", "formula", "fill") if evidence.sanitized else ("stability", "mask", "formula", "fill")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
-                  f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted?), "
-                  f"the square root of a negative number{past}?", *causes)
+                  f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, or a "
+                  f"mask that keeps the wrong lanes?), the square root of a negative number{past}?",
+                  "stability", "formula", "fill", "mask")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -85,9 +85,15 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
         source = from_file(spec.solution, str(spec.solution.relative_to(REPO_ROOT)))
     else:
         source = from_namespace(namespace, LIVE_ORIGIN)
-    report = run_check(spec, parts, source, backend=backend, timeout=timeout, seed=seed, sanitize=sanitize,
-                       verbose=verbose, only_documented=only_documented, in_process=in_process,
-                       write=lambda line: print(line, flush=True), timeout_advice="timeout=SECONDS")
+    try:
+        report = run_check(spec, parts, source, backend=backend, timeout=timeout, seed=seed, sanitize=sanitize,
+                           verbose=verbose, only_documented=only_documented, in_process=in_process,
+                           write=lambda line: print(line, flush=True), timeout_advice="timeout=SECONDS")
+    except KeyboardInterrupt:  # ■ in Jupyter: stop the workers, keep the notebook's kernel, no traceback
+        from checker.runner import kill_live_workers
+        kill_live_workers()
+        print("❌ Interrupted: the check stopped. Nothing was written; run the cell again to check.")
+        return Report(False, "interrupted", [])
     if plot and not report.passed:
         from checker.plot import plot_failures
         plot_failures(report)

@@ -196,6 +196,9 @@ class ReportWriter:
             self.case_result(event)
         elif kind == "part_end":
             self.part_end(event["part"])
+        elif kind == "slow":
+            self.say(f"{INDENT}… {event['case'] or 'the kernels'}: still running after {event['after']:g} s "
+                     f"(stopped at {event['timeout']:g} s)")
         elif kind == "hang":
             self.say(f"{INDENT}{BAD} {event['case'] or 'starting up'}: still running after {event['timeout']:g} s, "
                      f"so it was stopped. A loop that never ends? (check the loop bounds and the step, and that "

@@ -201,19 +201,51 @@ def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
             if torch.is_tensor(value) and not torch.equal(value, inputs[name])]
 
 
+class ReferenceCache:
+    """Float64 references by (puzzle, case, seed), kept across checks in one process (a warm
+    worker, a test run): the reference of a case depends only on its inputs, and every kernel checked
+    against the same case (a class's notebooks, a catalog, the parts of a puzzle) shares it. Least
+    recently used first out, past a total size (the GPU cases' references are large)."""
+
+    def __init__(self, limit_bytes: int = 1 << 31):
+        self.limit = limit_bytes
+        self.entries: dict[tuple, tuple] = {}   # key -> (reference, bytes), oldest first
+
+    def get(self, key: tuple):
+        entry = self.entries.pop(key, None)
+        if entry is None:
+            return None
+        self.entries[key] = entry
+        return entry[0]
+
+    def put(self, key: tuple, reference) -> None:
+        size = _size(reference)
+        self.entries[key] = (reference, size)
+        while sum(s for _, s in self.entries.values()) > self.limit and len(self.entries) > 1:
+            self.entries.pop(next(iter(self.entries)))
+
+
+def _size(reference) -> int:
+    tensors = list(reference.outputs.values()) + list(reference.contributions.values())
+    tensors += list(reference.touched.values()) + [t for alt in reference.alternatives.values() for t in alt.values()]
+    return sum(t.numel() * t.element_size() for t in tensors if torch.is_tensor(t))
+
+
+REFERENCES = ReferenceCache()
+
+
 def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSource, device: str,
-             seed: int, on_launch=None, references: dict | None = None) -> dict:
+             seed: int, on_launch=None) -> dict:
     """on_launch: called right before the kernels run (the runner times only them against --timeout).
-    references: a cache shared by the parts of one check: a case's float64 reference (autograd and
-    the known-bug variants) depends only on its inputs, which are the same for every part."""
+    A case's float64 reference (autograd and the known-bug variants) comes from REFERENCES."""
     result = _case_header(case)
     clock = [time.perf_counter()]
     inputs = puzzle.make_inputs(case, device, seed)  # fresh for every part: a kernel may mutate them
-    if references is None or case.name not in references:
+    key = (puzzle.key, case.name, seed)
+    reference = REFERENCES.get(key)
+    if reference is None:
         reference = puzzle.reference(inputs, case)
-        if references is not None:
-            references[case.name] = reference
-    reference = references[case.name] if references is not None else reference
+        REFERENCES.put(key, reference)
     outputs = part.allocate(inputs, case)
     clock.append(time.perf_counter())
     poisoned = {}

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import Iterator
@@ -22,6 +23,7 @@ from checker.source import KernelSource
 from checker.spec import REPO_ROOT
 
 HANG_DUMP_WAIT = 1.0  # seconds a stuck worker gets to print where it is
+SLOW_NOTICE = 10.0  # seconds of one case's kernels before the report says it is still running
 DEFAULT_TIMEOUT = 60.0  # seconds for one case's kernels; the slowest correct case takes a few seconds here
 STARTUP_TIMEOUT = 120.0  # importing torch and triton on a cold machine
 
@@ -59,7 +61,8 @@ _LIVE: set = set()  # workers still running: killed if the parent exits first (t
 
 
 @atexit.register
-def _kill_live_workers() -> None:
+def kill_live_workers() -> None:
+    """Stop every worker still running (the parent exits, or the learner interrupted the check)."""
     for proc in list(_LIVE):
         _kill(proc)
 
@@ -122,25 +125,104 @@ def _where_it_hangs(proc: subprocess.Popen, stderr, source: KernelSource) -> str
     return f"{source.describe_line(lineno)}: {source.line_text(lineno)}"
 
 
+class Worker:
+    """One worker process for one backend: torch and triton imported once, many requests served,
+    one after another (a request is a JSON line on its stdin; its events end with 'done')."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        read_fd, write_fd = os.pipe()
+        self.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self.proc = subprocess.Popen([sys.executable, "-m", "checker.worker", "--fd", str(write_fd)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.stderr,
+                                     pass_fds=(write_fd,), env=_child_env(), start_new_session=True)
+        _LIVE.add(self.proc)
+        os.close(write_fd)
+        self.read_fd = read_fd
+        self.reader = LineReader(read_fd)
+        self.started = False  # has it imported torch yet (its first request pays for that)
+
+    def send(self, request: Request) -> None:
+        self.proc.stdin.write((request.to_json() + "\n").encode())
+        self.proc.stdin.flush()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        """Stop the process (killed: it may be stuck in a kernel) and free its pipes."""
+        if self.proc.poll() is None:
+            _kill(self.proc)
+        _LIVE.discard(self.proc)
+        for close in (lambda: os.close(self.read_fd), self.stderr.close, self.proc.stdin.close):
+            try:
+                close()
+            except OSError:
+                pass
+
+
+class WorkerPool:
+    """Idle warm workers by backend. A request takes one (or starts one) and gives it back when it
+    ended cleanly; after a hang, a crash, a GPU fault, or a run that may have corrupted its memory
+    (the interpreter without the sanitizer) the worker is stopped and the next request gets a new
+    one. Safe to use from several threads (sharded checks run workers side by side)."""
+
+    def __init__(self) -> None:
+        self.idle: dict[str, list[Worker]] = {}
+        self.lock = threading.Lock()
+
+    def take(self, backend: str) -> Worker:
+        with self.lock:
+            idle = self.idle.get(backend, [])
+            while idle:
+                worker = idle.pop()
+                if worker.alive():
+                    return worker
+                worker.close()
+        return Worker(backend)
+
+    def give_back(self, worker: Worker) -> None:
+        with self.lock:
+            self.idle.setdefault(worker.backend, []).append(worker)
+
+    def close(self) -> None:
+        with self.lock:
+            workers = [w for ws in self.idle.values() for w in ws]
+            self.idle.clear()
+        for worker in workers:
+            worker.close()
+
+
+POOL = WorkerPool()
+atexit.register(POOL.close)
+
+
 def run_backend(request: Request) -> Iterator[dict]:
-    """Yield the worker's messages; add 'hang' and 'crash' events when it stops answering or dies."""
-    read_fd, write_fd = os.pipe()
-    stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
-    proc = subprocess.Popen([sys.executable, "-m", "checker.worker", "--fd", str(write_fd)],
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
-                            pass_fds=(write_fd,), env=_child_env(), start_new_session=True)
-    _LIVE.add(proc)
-    os.close(write_fd)
-    proc.stdin.write(request.to_json().encode())
-    proc.stdin.close()
-    reader = LineReader(read_fd)
+    """Yield a worker's messages for one request; add 'hang' and 'crash' events when it stops
+    answering or dies. A warm worker serves it when one is idle."""
+    worker = POOL.take(request.backend)
+    reusable = False
+    try:
+        worker.send(request)
+    except OSError:  # it died since it was last used: a new one
+        worker.close()
+        worker = Worker(request.backend)
+        worker.send(request)
+    mark = worker.stderr.seek(0, os.SEEK_END)  # this request's share of the worker's stderr starts here
     current, deadline, done = None, time.monotonic() + STARTUP_TIMEOUT, False
+    notice = None  # when to say that the running case's kernels are slow (once per case)
+    faulted = False
     try:
         while True:
-            line = reader.readline(deadline)
+            line = worker.reader.readline(min(deadline, notice) if notice else deadline)
+            if line is None and notice and time.monotonic() < deadline:
+                notice = None
+                yield {"type": "slow", "part": current and current["part"], "case": current and current["case"],
+                       "after": SLOW_NOTICE, "timeout": request.timeout}
+                continue
             if line is None:
-                where = _where_it_hangs(proc, stderr, request.source) if current else ""
-                _kill(proc)
+                where = _where_it_hangs(worker.proc, worker.stderr, request.source) if current else ""
+                worker.close()
                 yield {"type": "hang", "part": current and current["part"], "case": current and current["case"],
                        "timeout": request.timeout, "where": where}
                 return
@@ -154,19 +236,24 @@ def run_backend(request: Request) -> Iterator[dict]:
                 current, deadline = message, time.monotonic() + STARTUP_TIMEOUT
             elif message["type"] == "launch":
                 deadline = time.monotonic() + request.timeout
+                notice = time.monotonic() + SLOW_NOTICE if request.timeout > SLOW_NOTICE else None
             elif message["type"] in ("case_result", "bench_result"):
-                current, deadline = None, time.monotonic() + STARTUP_TIMEOUT
+                current, deadline, notice = None, time.monotonic() + STARTUP_TIMEOUT, None
+                faulted |= bool(message.get("fatal"))
+            elif message["type"] == "stopped":
+                faulted = True
             elif message["type"] == "done":
                 done = True
+                # the interpreter without the sanitizer lets a kernel write anywhere in the process
+                reusable = not faulted and (request.sanitize or request.backend != "interpreter")
+                return
             yield message
-        code = proc.wait()
-        if not done or code != 0:
-            stderr.seek(0)
-            yield {"type": "crash", "part": current and current["part"], "case": current and current["case"],
-                   "reason": _describe_exit(code), "stderr": stderr.read()[-4000:]}
+        code = worker.proc.wait()
+        worker.stderr.seek(mark)
+        yield {"type": "crash", "part": current and current["part"], "case": current and current["case"],
+               "reason": _describe_exit(code), "stderr": worker.stderr.read()[-4000:]}
     finally:
-        if proc.poll() is None:
-            _kill(proc)
-        _LIVE.discard(proc)
-        os.close(read_fd)
-        stderr.close()
+        if done and reusable and worker.alive():
+            POOL.give_back(worker)
+        else:
+            worker.close()  # stopped mid-request (the caller closed the stream), or not to be trusted

@@ -120,8 +120,11 @@ class Bench:
     part: str                                         # the part whose kernels are timed
     cases: Callable[[], list[Case]]                   # the benchmark sizes (GPU only, no reference needed)
     traffic: Callable[[dict, Case], float]            # inputs, case -> bytes the work must move (GB/s)
-    torch: Callable[[dict, Case], Callable[[], Any]]  # inputs, case -> a function doing the same in PyTorch
+    # inputs, case, wrap -> a function doing the same work in PyTorch, its forward computation
+    # passed through wrap (torch.compile for the compiled column, the identity for eager)
+    torch: Callable[[dict, Case, Callable], Callable[[], Any]]
     flops: Callable[[dict, Case], float] | None = None  # inputs, case -> floating-point operations (TFLOP/s)
+    liger: Callable[[dict, Case], Callable[[], Any]] | None = None  # Liger-Kernel's kernel for the work
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,16 @@
 """python -m checker pNN --bench: how fast the learner's kernels are, on a GPU, next to PyTorch.
 
 Only after the kernels pass the GPU check (a fast wrong kernel is not fast). Per benchmark size:
-the median time of the learner's part, of the same work in PyTorch eager and under torch.compile,
-each as GB/s (the bytes the work must move, spec.Bench.traffic) and TFLOP/s where it has flops, and
-the device's copy bandwidth measured in the same run: the ceiling a memory-bound kernel can reach.
+the median time of the learner's part, of the same work in PyTorch eager, under torch.compile and,
+where Liger-Kernel has that kernel and is installed, with Liger's, each as GB/s (the bytes the work
+must move, spec.Bench.traffic) and TFLOP/s where it has flops, and the device's copy bandwidth
+measured in the same run: the ceiling a memory-bound kernel can reach.
+
+torch.compile compiles the same work the learner's kernels do: the spec builds the PyTorch work
+from a `wrap` it is given (torch.compile, or nothing for eager) around the forward computation, so a
+backward is the compiled forward's own backward graph, and a training step is compiled whole. The
+column says whether compile really compiled (Dynamo's counters: graphs made, graph breaks), so a
+column that ran eager under another name cannot pass for a compiled one.
 Each is captured once in a CUDA graph and the graph's replay is timed (triton's do_bench: the L2
 cache flushed before every run): the GPU's time, without Python's launch overhead (tens of
 microseconds per launch, more than a small kernel's whole run). Where one of them cannot be
@@ -22,7 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 TIMING_REPS_MS = 100  # triton.testing.do_bench's time budget per measurement
-ROUNDS = 3  # turns of (learner, PyTorch, torch.compile); each keeps its median
+ROUNDS = 3  # turns of (learner, PyTorch, torch.compile, Liger); each keeps its median
+METHOD = ("medians of {rounds} interleaved rounds of triton.testing.do_bench ({reps} ms each, the L2 cache "
+          "flushed before every run)")
 
 
 @dataclass
@@ -38,6 +47,19 @@ class BenchRow:
     copy_gbps: float               # device copy bandwidth, read + write
     device: str = ""
     timing: str = "launches"       # "CUDA graphs" or "launches" (see the module docstring)
+    compile_status: str = ""       # "compiled", "compiled with N graph breaks", "ran eager: ...", "failed: ..."
+    liger_ms: float | None = None  # Liger-Kernel's kernel for the same work, where it has one
+    torch_version: str = ""
+    triton_version: str = ""
+
+    def others(self) -> dict[str, float]:
+        """The non-learner times of this row, by column."""
+        found = {"torch": self.torch_ms, "compile": self.compile_ms, "liger": self.liger_ms}
+        return {name: ms for name, ms in found.items() if ms is not None}
+
+    def best_other(self) -> str:
+        others = self.others()
+        return min(others, key=others.get) if others else ""
 
     def gbps(self, ms: float | None) -> float | None:
         return None if ms is None else self.gbytes / (ms / 1e3)
@@ -80,6 +102,25 @@ def copy_bandwidth(nbytes: float, graphs: bool = False) -> float:
     return 2 * n / (ms / 1e3) / 1e9
 
 
+def compiled_work(make: Callable[[Callable], Callable[[], Any]]) -> tuple[Callable[[], Any] | None, str]:
+    """make(wrap) -> the work; here with wrap = torch.compile. Returns (the work, what compile did),
+    judged by Dynamo's counters after one run: graphs it made and graph breaks it took."""
+    import torch
+    try:
+        from torch._dynamo.utils import counters
+        torch._dynamo.reset()
+        counters.clear()
+        work = make(torch.compile)
+        work()
+        graphs = int(counters["stats"].get("unique_graphs", 0))
+        breaks = sum(counters["graph_break"].values())
+    except Exception as exc:  # no compiler on this machine, an unsupported op
+        return None, f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+    if graphs == 0:
+        return work, "ran eager: torch.compile made no graph"
+    return work, "compiled" if not breaks else f"compiled with {breaks} graph break{'s' if breaks > 1 else ''}"
+
+
 def time_case(puzzle, kernels, case) -> BenchRow:
     """The worker's side: time the learner's part, PyTorch eager and torch.compile on one size.
 
@@ -104,62 +145,101 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
                 outputs[output.name].zero_()
         part.launch(kernels, inputs, outputs, case)
 
-    eager = bench.torch(inputs, case)
-    compiled = None
-    try:
-        compiled = torch.compile(eager)
-        compiled()  # compile now, not inside the timing
-    except Exception:  # torch.compile is not available everywhere (no compiler, old GPU)
-        compiled = None
+    eager = bench.torch(inputs, case, lambda fn: fn)
+    compiled, status = compiled_work(lambda wrap: bench.torch(inputs, case, wrap))
+    liger = _liger(bench, inputs, case)
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
-    plain = [learner, eager, compiled]
+    plain = [learner, eager, compiled, liger]
     replays = [None if fn is None else _as_graph(fn) for fn in plain]
     graphs = all(r is not None for r, fn in zip(replays, plain) if fn is not None)
-    timed = [fn for fn in (replays if graphs else plain) if fn is not None]
-    rounds = [[_median_ms(fn) for fn in timed] for _ in range(ROUNDS)]
-    ms = [statistics.median(column) for column in zip(*rounds)]
-    return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1],
-                    ms[2] if compiled is not None else None, traffic / 1e9,
+    chosen = replays if graphs else plain
+    timed = [i for i, fn in enumerate(plain) if fn is not None]
+    rounds = [[_median_ms(chosen[i]) for i in timed] for _ in range(ROUNDS)]
+    ms: list[float | None] = [None] * len(plain)
+    for i, column in zip(timed, zip(*rounds)):
+        ms[i] = statistics.median(column)
+    import triton
+    return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1], ms[2], traffic / 1e9,
                     None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
-                    torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches")
+                    torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
+                    torch.__version__, triton.__version__)
+
+
+def _liger(bench, inputs, case) -> Callable[[], Any] | None:
+    """Liger-Kernel's kernel for the same work, where the spec names one and Liger is installed."""
+    if bench.liger is None:
+        return None
+    try:
+        import liger_kernel  # noqa: F401  (optional: a pure-Python wheel)
+    except ImportError:
+        return None
+    work = bench.liger(inputs, case)
+    work()
+    return work
 
 
 def _fmt(value: float | None, unit: str) -> str:
     return "      -" if value is None else f"{value:7.0f}" if unit == "GB/s" else f"{value:7.2f}"
 
 
-def _cells(rows: list[BenchRow]) -> tuple[str, list[list[str]]]:
-    """Per row: size, then time and rate of yours, PyTorch's and torch.compile's, the copy
-    bandwidth and torch / yours; in TFLOP/s where the work has flops, else GB/s. Returns (unit, rows)."""
+COLUMNS = (("yours", "ms"), ("torch", "torch_ms"), ("compile", "compile_ms"), ("liger", "liger_ms"))
+
+
+def _columns(rows: list[BenchRow]) -> list[tuple[str, str]]:
+    """The timed columns: Liger's only where some row has it."""
+    return [(name, field) for name, field in COLUMNS if name != "liger" or any(r.liger_ms for r in rows)]
+
+
+def _cells(rows: list[BenchRow]) -> tuple[str, list[str], list[list[str]]]:
+    """Per row: size, then time and rate of each column (the best non-learner time marked *), the
+    copy bandwidth, and the best non-learner time over yours; in TFLOP/s where the work has flops,
+    else GB/s. Returns (unit, head, rows)."""
     unit = "TFLOP/s" if any(r.tflop for r in rows) else "GB/s"
+    columns = _columns(rows)
+    head = ["size"] + [h for name, _ in columns for h in (f"{name} ms", unit)] + ["copy GB/s", "best other / yours"]
     cells = []
     for r in rows:
         rate = r.tflops if unit == "TFLOP/s" else r.gbps
+        best = r.best_other()
         row = [r.dims + ("" if r.dtype == "float32" else " " + r.dtype)]
-        for ms in (r.ms, r.torch_ms, r.compile_ms):
-            row += ["-", "-"] if ms is None else [f"{ms:.3f}", _fmt(rate(ms), unit).strip()]
-        cells.append(row + [f"{r.copy_gbps:.0f}", f"{r.torch_ms / r.ms:.2f}x"])
-    return unit, cells
+        for name, field in columns:
+            ms = getattr(r, field)
+            mark = "*" if name == best else ""
+            row += ["-", "-"] if ms is None else [f"{ms:.3f}{mark}", _fmt(rate(ms), unit).strip()]
+        best_ms = r.others().get(best)
+        cells.append(row + [f"{r.copy_gbps:.0f}", f"{best_ms / r.ms:.2f}x" if best_ms else "-"])
+    return unit, head, cells
+
+
+def header(rows: list[BenchRow], device: str) -> list[str]:
+    """What the numbers were measured against, and how."""
+    timing = " and ".join(sorted({r.timing for r in rows})) or "launches"
+    versions = next(((r.torch_version, r.triton_version) for r in rows if r.torch_version), ("?", "?"))
+    statuses = sorted({r.compile_status for r in rows if r.compile_status})
+    lines = [f"Benchmark on {device}; torch {versions[0]}, triton {versions[1]}; timed in {timing}, "
+             + METHOD.format(rounds=ROUNDS, reps=TIMING_REPS_MS) + ".",
+             "torch.compile: " + ("; ".join(statuses) if statuses else "not measured") + ". "
+             + ("Liger-Kernel: its kernel for the same work." if any(r.liger_ms for r in rows)
+                else "Liger-Kernel: not installed here, or no kernel for this work.")
+             + " * marks the best time that is not yours; copy = the device's copy bandwidth, same run."]
+    return lines
 
 
 def table(rows: list[BenchRow], device: str) -> list[str]:
-    """The printed table: per size, time and throughput of yours, PyTorch's and torch.compile's."""
-    unit, cells = _cells(rows)
-    timing = " and ".join(sorted({r.timing for r in rows})) or "launches"
-    widths = (28, 9, 8, 9, 8, 10, 8, 9, 12)
-    head = ["size", "yours ms", unit, "torch ms", unit, "compile ms", unit, "copy GB/s", "yours/torch"]
+    """The printed table: per size, time and throughput of yours and of each baseline."""
+    unit, head, cells = _cells(rows)
+    widths = [28] + [10, 8] * (len(head) // 2 - 1) + [9, 18]
     fmt = lambda row: " ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
-    return [f"Benchmark on {device} (medians, timed in {timing}; {unit}; copy = device copy bandwidth, same run)",
-            fmt(head)] + [fmt(row) for row in cells]
+    return header(rows, device) + [fmt(head)] + [fmt(row) for row in cells]
 
 
 def markdown_table(rows: list[BenchRow]) -> str:
     """The table as Markdown, for the book (a page column is narrower than the terminal's table)."""
-    unit, cells = _cells(rows)
-    head = ["size", "yours ms", unit, "torch ms", unit, "compile ms", unit, "copy GB/s", "speed-up"]
+    unit, head, cells = _cells(rows)
     if unit == "TFLOP/s":  # the copy bandwidth bounds memory-bound work only: a narrower table without it
-        head, cells = head[:7] + head[8:], [row[:7] + row[8:] for row in cells]
+        drop = head.index("copy GB/s")
+        head, cells = head[:drop] + head[drop + 1:], [row[:drop] + row[drop + 1:] for row in cells]
     return "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head)] + cells)
 
 
@@ -174,9 +254,11 @@ def chart(rows: list[BenchRow], title: str):
     fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(rows) + 2), 3.6))
     series = [("yours", [rate(r, r.ms) for r in rows]), ("PyTorch", [rate(r, r.torch_ms) for r in rows]),
               ("torch.compile", [rate(r, r.compile_ms) for r in rows])]
+    if any(r.liger_ms for r in rows):
+        series.append(("Liger-Kernel", [rate(r, r.liger_ms) for r in rows]))
     width = 0.8 / len(series)
     for i, (label, values) in enumerate(series):
-        ax.bar(x + (i - 1) * width, values, width, label=label)
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)
     if not flops:
         ax.plot(x, [r.copy_gbps for r in rows], "k--", marker="_", markersize=20, label="device copy")
     ax.set_xticks(x, [r.dims for r in rows], fontsize=8)

@@ -99,14 +99,19 @@ def run(request: dict, channel) -> None:
     puzzle = registry.get(request["puzzle"])
     source = KernelSource.from_json(request["source"])
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
+    global STARTED
     channel.send("hello", backend=backend, device=_device_name(backend), triton=triton.__version__,
                  torch=torch.__version__, cuda=torch.cuda.is_available(), cases_per_part=len(selected),
-                 startup=time.perf_counter() - STARTED)
+                 startup=time.perf_counter() - STARTED if STARTED else 0.0)
+    STARTED = 0.0  # a warm worker's later requests start at once
     if backend == "gpu" and not torch.cuda.is_available():
         return
     try:
         _run_parts(request, channel, puzzle, source, backend)
     finally:
+        if backend == "interpreter":
+            from checker import frontend
+            frontend.disable()
         if backend == "interpreter" and request.get("sanitize", True):
             from checker import sanitizer
             sanitizer.disable()
@@ -122,8 +127,12 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         return
 
     if backend == "interpreter":
-        from checker.compat import fix_interpreter_index
-        fix_interpreter_index()
+        from checker import bf16, frontend
+        from checker.compat import fix_interpreter
+        fix_interpreter()
+        bf16.enable()  # bf16 arithmetic as a GPU rounds it (the interpreter alone returns garbage)
+        # what no GPU compiles fails here too, before the interpreter runs it
+        frontend.enable()
     if backend == "interpreter" and request.get("sanitize", True):
         from checker import sanitizer
         sanitizer.enable(learner_files=lambda f: f == source.filename,
@@ -143,15 +152,13 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     device = "cuda" if backend == "gpu" else "cpu"
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
     selected = selected[request.get("shard", 0)::request.get("shards", 1)]  # hello counted them all
-    references: dict = {}
     for part_name in request["parts"]:
         part = puzzle.part(part_name)
         channel.send("part_start", part=part.name)
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
             result = run_case(puzzle, part, case, kernels, source, device, request.get("seed", 0),
-                              on_launch=lambda: channel.send("launch", part=part.name, case=case.name),
-                              references=references)
+                              on_launch=lambda: channel.send("launch", part=part.name, case=case.name))
             channel.send("case_result", part=part.name, **result)
             if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
                 channel.send("stopped", reason=result["error"]["message"])
@@ -169,11 +176,13 @@ def main() -> None:
     sys.stdout = sys.stderr
     # a hang: the runner asks where we are (SIGUSR1) before it stops us, to name the learner's line
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-    request = json.loads(sys.stdin.read())
-    try:
-        run(request, channel)
-    finally:
-        channel.send("done")
+    # one request per line, served one after another with torch and triton imported once (a warm
+    # worker); the parent closes stdin to end us. An exception here is the checker's own bug: it
+    # ends the process, and the parent reports a crash with this stderr.
+    for line in sys.stdin:
+        if line.strip():
+            run(json.loads(line), channel)
+            channel.send("done")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ BUGS = [
         misleading=("atomic", "hard-coded"),
         notes="the last K step reads past the end of x (and of A's last row)"),
     Bug("accumulator_reset_in_the_k_loop", "forward",
-        (("    acc = tl.zeros([BLOCK_M], dtype=tl.float32)\n", "", 1),
-         ("        acc += tl.sum(", "        acc = tl.zeros([BLOCK_M], dtype=tl.float32)\n        acc += tl.sum(", 1)),
+        # the accumulator also made before the loop: one made only inside it does not compile
+        (("        acc += tl.sum(", "        acc = tl.zeros([BLOCK_M], dtype=tl.float32)\n        acc += tl.sum(", 1),),
         reasons=(("accumulator is reset inside the loop",), ("more than one BLOCK_K step",)),
         misleading=("atomic", "mask", "hard-coded")),
     Bug("first_k_step_only", "forward",

@@ -11,9 +11,9 @@ BUGS = [
         misleading=("atomic", "hard-coded"),
         notes="the last K step reads rows of B past its end (and A's last row past the end of A)"),
     Bug("accumulator_reset_in_the_k_loop", "forward",
-        (("    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)\n", "", 1),
-         ("        acc += tl.dot(a, b)", "        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)\n"
-                                       "        acc += tl.dot(a, b)", 1)),
+        # the accumulator also made before the loop: one made only inside it does not compile
+        (("        acc += tl.dot(a, b)", "        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)\n"
+                                       "        acc += tl.dot(a, b)", 1),),
         reasons=(("accumulator is reset inside the loop",), ("more than one BLOCK_K step",)),
         misleading=("atomic", "mask", "hard-coded", "TF32")),
     Bug("program_ids_swapped", "forward",

@@ -43,6 +43,13 @@ BUGS = [
         reasons=(("db",),),
         misleading=("atomic", "were lost", "overwr", "race"),
         notes="a wrong formula (all of dy summed into every element): no hint may blame lost updates"),
+    Bug("db_summed_in_bf16", "dw",
+        (("    db = tl.zeros([BLOCK_N], dtype=tl.float32)", "    db = tl.zeros([BLOCK_N], dtype=dy_ptr.dtype.element_ty)", 1),
+         ("        db += tl.sum(dyt.to(tl.float32), axis=1)", "        db += tl.sum(dyt, axis=1)", 1)),
+        reasons=(("db:",), ("bfloat16",)),
+        misleading=("atomic", "race", "out of bounds"),
+        notes="right for fp32 inputs; with bf16 dy the 40 rows are summed in bf16 (8 bits) and db, kept in "
+              "fp32 to 1e-4, is off by a bf16 rounding: the CPU's small bf16 case shows it"),
 ]
 
 ALTERNATIVES = [

@@ -166,7 +166,7 @@ def test_bench_times_the_solution_next_to_pytorch():
     run = checker("p22", "--solution", "--bench")
     print(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Benchmark on" in run.stdout and "yours/torch" in run.stdout
+    assert "Benchmark on" in run.stdout and "best other / yours" in run.stdout and "torch.compile: compiled" in run.stdout
     for case in registry.get("p22").bench.cases():  # one table row per benchmark size
         assert sum(line.startswith(case.dims) for line in run.stdout.splitlines()) >= 1, case.dims
 
@@ -193,3 +193,17 @@ def test_json_of_a_failing_check_keeps_every_detail(tmp_path):
     output = failing[0]["outputs"][0]
     assert output["verdict"] == "fail" and output["wrong"] > 0 and output["first_wrong"]
     assert output["max_difference"] is not None and output["max_difference"] > 8
+
+
+def test_a_mistyped_option_gets_one_line_and_the_likeliest_meant_one():
+    run = checker("p21", "--backwrd")
+    assert run.returncode == 2
+    assert "did you mean --backward?" in run.stderr and len(run.stderr.strip().splitlines()) == 2
+    assert "--reset" not in run.stderr  # no dump of every flag
+
+
+def test_another_puzzles_notebook_is_named_as_such():
+    other = registry.get("p21")
+    run = checker("p22", "--notebook", str(other.notebook))
+    assert run.returncode == 2 and "defines the kernels of puzzle 21" in run.stderr
+    assert "run the cell that defines it" not in run.stdout + run.stderr

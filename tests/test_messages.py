@@ -116,3 +116,21 @@ def test_the_figure_shows_the_first_failure_with_whole_number_ticks():
     assert all(float(t).is_integer() for t in ticks), ticks
     assert "pooled" not in ax.get_xlabel() and "worst of several" not in ax.get_xlabel()
     assert "M=3, N=3" in fig._suptitle.get_text()
+
+
+def test_an_interrupted_check_says_so_in_one_line_and_keeps_the_kernel(monkeypatch, capsys):
+    import checker.notebook as notebook
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(notebook, "run_check", interrupted)
+    report = notebook.check("p01", solution=True)
+    out = capsys.readouterr().out
+    assert not report and out.strip().startswith("❌ Interrupted") and "Traceback" not in out
+
+
+def test_a_slow_case_says_it_is_still_running_and_when_it_stops():
+    lines: list[str] = []
+    writer = ReportWriter(P01, lines.append)
+    writer.handle({"type": "slow", "part": "forward", "case": "N=1024", "after": 10.0, "timeout": 60.0})
+    assert "N=1024: still running after 10 s (stopped at 60 s)" in "\n".join(lines)

@@ -43,6 +43,8 @@ PUZZLE = puzzle(
            case(M=8, N=64, BLOCK_N=64), case(M=8, N=33, BLOCK_N=16),
            case("values near 1000", M=4, N=700, inputs={"x": randn("M N", mean=1000.0)}),
            case(M=64, N=100_000, BLOCK_N=1024, gpu_only=True), case(M=4096, N=4096, BLOCK_N=1024, gpu_only=True),
+           case("bf16, 2048 values near 1000 per row", M=2, N=2048, BLOCK_N=128, dtype="bfloat16", gpu_only=False,
+                inputs={"x": randn("M N", mean=1000.0)}),
            case(M=64, N=8192, BLOCK_N=256, dtype="bfloat16"),
            case("bf16, 65536 values near 1000 per row", M=16, N=65_536, BLOCK_N=1024, dtype="bfloat16",
                 inputs={"x": randn("M N", mean=1000.0)})],

@@ -73,5 +73,6 @@ PUZZLE = puzzle(
            case(M=4096, N=4096, BLOCK_N=1024, gpu_only=True),
            case("100 000 values near 1000 per row", M=64, N=100_000, BLOCK_N=1024, gpu_only=True,
                 tags=("cancellation",), inputs={"x": randn("M N", mean=1000.0)}),
+           case(M=2, N=1000, BLOCK_N=128, dtype="bfloat16", gpu_only=False),
            case(M=64, N=8192, BLOCK_N=256, dtype="bfloat16"), case(M=256, N=1000, BLOCK_N=128, dtype="bfloat16")],
 )

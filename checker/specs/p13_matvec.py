@@ -43,7 +43,7 @@ PUZZLE = puzzle(
            case("positive products (A near 3, x in [0.5, 1.5)):", M=20, K=45, inputs=POSITIVE),
            case(M=1000, K=3000, BLOCK_M=32, BLOCK_K=128, gpu_only=True),
            case(M=4096, K=4096, BLOCK_M=64, BLOCK_K=128, gpu_only=True),
-           case(M=6, K=20, BLOCK_M=4, BLOCK_K=8, dtype="bfloat16"), case(M=37, K=50, dtype="bfloat16"),
+           case(M=6, K=20, BLOCK_M=4, BLOCK_K=8, dtype="bfloat16", gpu_only=False), case(M=37, K=50, dtype="bfloat16"),
            case(M=1000, K=3000, BLOCK_M=32, BLOCK_K=128, dtype="bfloat16"),
            case("bf16, positive products, 512 K steps:", M=64, K=8192, dtype="bfloat16", inputs=POSITIVE)],
 )

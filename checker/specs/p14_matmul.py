@@ -66,7 +66,7 @@ PUZZLE = puzzle(
            case("positive products (A, B in [0.5, 1.5)):", M=24, N=20, K=60, inputs=POSITIVE),
            case(M=512, N=512, K=512, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
            case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
-           case(M=20, N=40, K=36, dtype="bfloat16"),
+           case(M=20, N=40, K=36, dtype="bfloat16", gpu_only=False),
            case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, dtype="bfloat16"),
            case("bf16, positive products, K = 4096:", M=64, N=64, K=4096, dtype="bfloat16", inputs=POSITIVE)],
 )

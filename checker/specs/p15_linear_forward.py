@@ -38,6 +38,6 @@ PUZZLE = puzzle(
            case("x = 0, so y is the bias alone:", M=24, N=40, K=36, inputs={"x": full("M K", 0.0)}),
            case(M=512, N=1024, K=768, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
            case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, gpu_only=True),
-           case(M=20, N=24, K=40, dtype="bfloat16"),
+           case(M=20, N=24, K=40, dtype="bfloat16", gpu_only=False),
            case(M=1000, N=700, K=300, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, dtype="bfloat16")],
 )

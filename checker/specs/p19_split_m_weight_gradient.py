@@ -51,7 +51,8 @@ PUZZLE = puzzle(
         ("K", "block along K", "do the K offsets come from tl.program_id(1), in the load of Xᵀ and in the add?"),
         ("N", "block along N", "do the N offsets come from tl.program_id(2), in the load of dY and in the add?"))],
     hints={"wide": ("only the cases larger than one block fail: check each program's offsets (rows from "
-                   "tl.program_id(0), K from (1), N from (2)) and how the shares of the row blocks meet in dW.", ("address", "atomic"))},
+                    "tl.program_id(0), K from (1), N from (2)), the masks of the blocks that stick out, and how the "
+                    "shares of the row blocks meet in dW.", ("address", "mask", "atomic"))},
     cases=[case(M=40, K=20, N=24, documented=True),
            case("M=64, K=N=32: whole blocks", M=64, K=32, N=32),
            case("M=33, K=17, N=19: a ragged last block in every dimension", M=33, K=17, N=19),

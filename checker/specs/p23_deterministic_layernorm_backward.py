@@ -69,6 +69,7 @@ PUZZLE = puzzle(
            case("mean near 1000", M=16, H=64, inputs={"x": randn("M H", mean=1000.0)}),
            case(M=4096, H=1024, gpu_only=True),
            case(M=2048, H=5120, ROWS_PER_PROGRAM=16, gpu_only=True),
+           case(M=8, H=40, dtype="bfloat16", gpu_only=False),
            case(M=256, H=1000, dtype="bfloat16"),
            case(M=4096, H=768, dtype="bfloat16")],
 )

@@ -59,5 +59,6 @@ PUZZLE = puzzle(
                 inputs={"x": randn("M H", mean=1000.0)}),
            case(M=4096, H=1024, GROUP_SIZE=64, BLOCK_G=16, gpu_only=True),
            case(M=2048, H=4000, GROUP_SIZE=32, BLOCK_G=8, gpu_only=True),
+           case(M=8, H=40, dtype="bfloat16", gpu_only=False),
            case(M=512, H=768, GROUP_SIZE=32, dtype="bfloat16")],
 )

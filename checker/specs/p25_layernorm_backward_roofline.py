@@ -52,12 +52,22 @@ def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_
                                                                    BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
 
 
-def torch_backward(x, gamma, beta, dz):
-    """PyTorch's LayerNorm backward alone: the forward graph built once, backward timed."""
+def torch_backward(x, gamma, beta, dz, wrap):
+    """PyTorch's LayerNorm backward alone: the forward (through `wrap`: torch.compile compiles it and
+    its backward graph) run once, its backward timed."""
     import torch
     import torch.nn.functional as F
     leaves = [t.detach().requires_grad_() for t in (x, gamma, beta)]
-    z = F.layer_norm(leaves[0], (x.shape[-1],), leaves[1], leaves[2], EPS)
+    z = wrap(lambda x, g, b: F.layer_norm(x, (x.shape[-1],), g, b, EPS))(*leaves)
+    return lambda: torch.autograd.grad(z, leaves, dz, retain_graph=True)
+
+
+def liger_backward(x, gamma, beta, dz):
+    """Liger-Kernel's LayerNorm backward: its forward run once, its backward timed."""
+    import torch
+    from liger_kernel.ops.layer_norm import LigerLayerNormFunction
+    leaves = [t.detach().requires_grad_() for t in (x, gamma, beta)]
+    z = LigerLayerNormFunction.apply(leaves[0], leaves[1], leaves[2], EPS)
     return lambda: torch.autograd.grad(z, leaves, dz, retain_graph=True)
 
 
@@ -102,10 +112,11 @@ PUZZLE = puzzle(
            case(M=4096, H=1024, gpu_only=True),
            case(M=1000, H=5632, gpu_only=True),
            case(M=512, H=8462, gpu_only=True),
+           case(M=8, H=40, ROWS=2, dtype="bfloat16", gpu_only=False),
            case(M=4096, H=4096, dtype="bfloat16"),
            case(M=300, H=5120, dtype="bfloat16")],
     bench=bench("backward", [case(M=4096, H=h, dtype=d) for d in ("float32", "bfloat16")
                              for h in (1024, 4096, 5120, 5632, 8192, 8462, 16384)],
                 traffic=lambda x, M, H: 3 * M * H * x.element_size(),
-                torch=torch_backward),
+                torch=torch_backward, liger=liger_backward),
 )

@@ -135,15 +135,16 @@ def no_mean_in_epilogue(x, gamma, beta, w, b):  # the epilogue without - mean * 
     return {"y": rstd * (x @ (w * gamma).T) + (w @ beta + b)}
 
 
-def torch_step(x, gamma, beta, w, b, dy):
-    """The same step in PyTorch: LayerNorm + Linear forward, and autograd's backward of it."""
+def torch_step(x, gamma, beta, w, b, dy, wrap):
+    """The same step in PyTorch: LayerNorm + Linear forward through `wrap` (torch.compile compiles
+    the whole step: the forward and its backward graph), and autograd's backward of it."""
     import torch
     import torch.nn.functional as F
     leaves = [t.detach().requires_grad_() for t in (x, gamma, beta, w, b)]
+    forward = wrap(lambda x, gamma, beta, w, b: F.linear(F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS), w, b))
 
     def run():
-        y = F.linear(F.layer_norm(leaves[0], (x.shape[-1],), leaves[1], leaves[2], EPS), leaves[3], leaves[4])
-        return torch.autograd.grad(y, leaves, dy)
+        return torch.autograd.grad(forward(*leaves), leaves, dy)
     return run
 
 

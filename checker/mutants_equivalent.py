@@ -1,0 +1,127 @@
+"""Mutants of the reference solutions that no check can catch, each with the reason.
+
+`python -m checker.mutate` reports every surviving mutant not listed here as a failure, and every
+listed one that is caught (or no longer exists) too: the list stays true as the solutions change.
+Ids are those the tool prints (operator:function:site:occurrence); a reason says why the mutant
+computes what the solution computes, for every input the puzzle allows.
+
+Most are a load's other= changed where the padded lanes cannot matter: the reasons below say why,
+once each.
+"""
+
+# the padded lanes (masked off in the load) flow only into stores and atomics with the same mask
+MASKED_OUT = "its padded lanes reach only masked stores and atomics: what they hold is never written"
+# the padded lanes are multiplied by a factor that is 0 on exactly those lanes before any sum
+# (the other operand's padded 0, or a tl.where that zeroes them), or end in rows or columns no
+# masked store writes (a matrix product's padded rows, a partial sum's padded columns)
+ZERO_PARTNER = ("its padded lanes are multiplied by another operand's padded 0 before any sum, or reach only "
+                "rows or columns that no masked store writes")
+# a tl.where(mask, ..., 0.0) replaces the padded lanes before anything uses them
+WHERE_ZEROES = "a tl.where(mask, ..., 0.0) replaces its padded lanes before anything uses them"
+
+EQUIVALENT: dict[str, dict[str, str]] = {
+    "p06": {
+        "fill.other:silu_fwd_kernel:52d12eef:0": MASKED_OUT,
+        "fill.other:silu_bwd_kernel:52d12eef:0": MASKED_OUT,
+        "fill.other:silu_bwd_kernel:3c1a5198:0": MASKED_OUT,
+    },
+    "p07": {
+        "fill.other:bcast_relu_fwd_kernel:873c43b4:0": MASKED_OUT,
+        "fill.other:bcast_relu_bwd_kernel:873c43b4:0": "dz loads 0 on the padded lanes, so g = where(x * y > 0, dz, 0) "
+                                                        "is 0 there whatever x holds",
+        "fill.other:bcast_relu_bwd_kernel:b1ae9142:0": "x loads 0 on the padded lanes, so x * y > 0 fails there and "
+                                                        "g = 0 whatever dz holds",
+    },
+    "p10": {
+        "fill.other:row_mean_var_kernel:2c95eea7:0": WHERE_ZEROES,
+    },
+    "p11": {
+        "fill.start:softmax_online_kernel:ca6ba3a3:0": "a lane's running sum is multiplied by exp(m_lane - m_new) = "
+                                                       "exp(-inf) = 0 at its first real value, and a lane that never "
+                                                       "sees one is set to 0 by the tl.where: the start value is lost",
+        "fill.other:softmax_online_kernel:ad9a3534:0": MASKED_OUT,
+    },
+    "p12": {
+        "fill.other:softmax_bwd_kernel:ae16c9cd:0": ZERO_PARTNER,
+        "fill.other:softmax_bwd_kernel:dd631e71:0": ZERO_PARTNER,
+        "fill.other:softmax_bwd_kernel:ae16c9cd:1": MASKED_OUT,
+        "fill.other:softmax_bwd_kernel:dd631e71:1": MASKED_OUT,
+    },
+    "p13": {
+        "fill.other:matvec_kernel:a89d318d:0": ZERO_PARTNER,
+        "fill.other:matvec_kernel:b48c1f46:0": ZERO_PARTNER,
+    },
+    "p14": {
+        "fill.other:tiled_matmul_kernel:e7a822dc:0": ZERO_PARTNER,
+        "fill.other:tiled_matmul_kernel:8931705d:0": ZERO_PARTNER,
+    },
+    "p15": {
+        "fill.other:linear_fwd_kernel:0d2c369f:0": ZERO_PARTNER,
+        "fill.other:linear_fwd_kernel:de089bb4:0": ZERO_PARTNER,
+        "fill.other:linear_fwd_kernel:40f86449:0": MASKED_OUT,
+    },
+    "p16": {
+        "fill.other:linear_bwd_dx_kernel:9436542e:0": ZERO_PARTNER,
+        "fill.other:linear_bwd_dx_kernel:33d42ed0:0": ZERO_PARTNER,
+        "fill.other:linear_bwd_dw_kernel:d7c0a10b:0": ZERO_PARTNER,
+    },
+    "p19": {
+        "fill.other:splitm_dw_kernel:3cbaeb8f:0": ZERO_PARTNER,
+        "fill.other:splitm_dw_kernel:9436542e:0": ZERO_PARTNER,
+    },
+    "p20": {
+        "fill.other:rmsnorm_fwd_kernel:2c95eea7:0": MASKED_OUT,
+        "fill.other:rmsnorm_fwd_kernel:3526e811:0": MASKED_OUT,
+        "fill.other:rmsnorm_bwd_kernel:dd631e71:0": ZERO_PARTNER,
+        "fill.other:rmsnorm_bwd_kernel:3526e811:0": ZERO_PARTNER,
+        "fill.other:rmsnorm_bwd_kernel:2c95eea7:1": MASKED_OUT,
+        "fill.other:rmsnorm_bwd_kernel:dd631e71:1": MASKED_OUT,
+        "fill.other:rmsnorm_bwd_kernel:3526e811:1": MASKED_OUT,
+    },
+    "p21": {
+        "fill.other:layernorm_bwd_kernel:dc840dae:0": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:3526e811:0": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:2c95eea7:1": WHERE_ZEROES,
+        "fill.other:layernorm_bwd_kernel:dc840dae:1": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:3526e811:1": ZERO_PARTNER,
+        "fill.other:layernorm_bwd_kernel:2c95eea7:2": MASKED_OUT,
+        "fill.other:layernorm_bwd_kernel:dc840dae:2": MASKED_OUT,
+        "fill.other:layernorm_bwd_kernel:3526e811:2": MASKED_OUT,
+    },
+    "p23": {
+        "fill.other:ln_bwd_partial_kernel:3e2b28c1:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_partial_kernel:553ad7d5:0": ZERO_PARTNER,
+    },
+    "p24": {
+        "fill.other:ln_bwd_locked_kernel:553ad7d5:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_locked_kernel:3e2b28c1:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_locked_kernel:ad8d4866:0": MASKED_OUT,
+        "fill.other:ln_bwd_locked_kernel:c459d2e8:0": MASKED_OUT,
+        "address.offset:ln_bwd_locked_kernel:2aef9e9c:0": "(row + 1) % G is another assignment of rows to groups: the "
+                                                          "launch makes G <= M, so every group still gets a row, and "
+                                                          "the reduce kernel adds all G partial rows",
+    },
+    "p25": {
+        "fill.other:ln_bwd_roofline_kernel:d46da991:0": ZERO_PARTNER,
+        "fill.other:ln_bwd_roofline_kernel:9d681622:0": "the rows past M load dz = 0, so they add nothing to dgamma "
+                                                        "and dbeta whatever x holds, and their dx is not stored",
+    },
+    "p22": {
+        "fill.other:layernorm_fwd_kernel:b0a72f3a:0": MASKED_OUT,
+        "fill.other:ln_linear_fwd_kernel:3b1824ea:1": WHERE_ZEROES,
+        "fill.other:ln_linear_fwd_kernel:3e2b28c1:0": WHERE_ZEROES,
+        "fill.other:ln_linear_fwd_kernel:ddae9c27:0": MASKED_OUT,
+        "fill.other:ln_linear_bwd_kernel:4e80eb13:0": ZERO_PARTNER,
+    },
+    "p26": {
+        "fill.other:fold_weight_kernel:59979a89:0": ZERO_PARTNER,
+        "fill.other:ln_epilogue_linear_kernel:b6066601:0": MASKED_OUT,
+        "fill.other:ln_epilogue_linear_kernel:42116a0f:0": MASKED_OUT,
+        "fill.other:ln_dx_kernel:a888557a:0": MASKED_OUT,
+        # the launch passes ROWS=1 to ln_dx_kernel: its row blocks are single rows below M
+        "mask.keep_one:ln_dx_kernel:7f2e86b7:0": "the launch passes ROWS=1, so every row block is one row below "
+                                                 "M and row_ok is always true",
+        "fill.other:ln_dx_kernel:6e4e8848:0": "the launch passes ROWS=1, so every row block is one row below M: no "
+                                              "lane is padded",
+    },
+}

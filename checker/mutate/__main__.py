@@ -1,0 +1,5 @@
+import sys
+
+from checker.mutate.cli import main
+
+sys.exit(main())

@@ -1,0 +1,198 @@
+"""Check one mutant as a learner's kernel is checked, and read from the report what the checker said.
+
+A mutant runs through checker.session.run_check on the interpreter, in this process: the
+sanitizer stops every out-of-bounds access before it touches memory (as tests/test_contract.py's
+check_text relies on), and torch is imported once for hundreds of mutants. What could hang goes
+to a worker process with the checker's own time limit: a kernel with a `while` loop (a spin
+lock), and any mutant still running when an in-process watchdog fires (then it runs again in a
+worker, so that the verdict is the checker's own, not the watchdog's). Loops over `range` whose
+bounds a mutant changes still end: they only run fewer or shifted steps.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import signal
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from checker.mutate.analysis import calls, kernels_of
+from checker.mutate.operators import Mutant
+from checker.report import Report
+from checker.runner import DEFAULT_TIMEOUT
+from checker.session import run_check
+from checker.source import from_text
+from checker.spec import Puzzle
+
+VERDICTS = ("right", "candidates", "misleading", "none")
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    caught: bool
+    stage: str = ""               # caught: "compile" (no case ran), "case", or "hang"
+    # distinct hints: {"hint", "cause", "candidates", "verdict", "source", "part", "backend"}
+    hints: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    first_failure: str = ""       # the report's first failing line, to say how it was caught
+    isolated: bool = False        # ran in a worker process
+
+    @property
+    def verdicts(self) -> list[str]:
+        """One verdict per hint that names a class ('none' once if none does)."""
+        named = [h["verdict"] for h in self.hints if h["verdict"] != "none"]
+        return named or ["none"]
+
+    def to_json(self) -> dict:
+        m = self.mutant
+        return {"id": m.id, "class": m.cls, "operator": m.operator, "kernel": m.kernel, "line": m.line,
+                "description": m.description, "before": m.before, "after": m.after, "caught": self.caught,
+                "stage": self.stage, "hints": self.hints, "seconds": round(self.seconds, 3),
+                "first_failure": self.first_failure, "isolated": self.isolated}
+
+
+def verdict(cls: str, cause: str, candidates: list[str]) -> str:
+    """right: the hint names the mutant's class; candidates: the class is among those it asks
+    about; misleading: it names others only; none: it names no class (an observation)."""
+    if cause:
+        return "right" if cause == cls else "misleading"
+    if candidates:
+        return "candidates" if cls in candidates else "misleading"
+    return "none"
+
+
+def report_hints(report: Report, cls: str) -> list[dict]:
+    """Every distinct hint of a report: each failing comparison's, each error's, each case's (the
+    addresses), and the report's own list of hints across cases. Distinct by where it comes from
+    and the classes it names (the text names cases and programs: the same hint in ten cases counts
+    once). A key the checker does not send yet counts as empty."""
+    found: dict[tuple, dict] = {}
+
+    def add(text: str, cause: str, candidates: list, source: str, part: str, backend: str) -> None:
+        if not text and not cause and not candidates:
+            return
+        key = (source, cause, tuple(candidates))
+        if key not in found:
+            found[key] = {"hint": text, "cause": cause, "candidates": list(candidates), "source": source,
+                          "part": part, "backend": backend, "verdict": verdict(cls, cause, list(candidates))}
+
+    for result in report.results:
+        part, backend = result.get("part", ""), result.get("backend", "")
+        error = result.get("error")
+        if result["status"] == "error" and error:
+            add(error.get("message", ""), error.get("cause", ""), error.get("candidates", []), "error", part, backend)
+        for c in result.get("comparisons", []):
+            if not c["ok"]:
+                add(c.get("hint", ""), c.get("cause", ""), c.get("candidates", []), "comparison", part, backend)
+        for h in result.get("hints", []):  # what the case's addresses showed
+            add(h.get("hint", ""), h.get("cause", ""), h.get("candidates", []), "case", part, backend)
+    for hint in getattr(report, "hints", None) or []:
+        add(hint.get("hint", ""), hint.get("cause", ""), hint.get("candidates", []), "summary",
+            hint.get("part", ""), hint.get("backend", ""))
+    return list(found.values())
+
+
+def _stage(report: Report) -> str:
+    problems = [p["problem"] for p in report.parts if p.get("problem")]
+    if any(p.startswith("hang") for p in problems):
+        return "hang"
+    if not report.results:
+        return "compile"
+    failing = [r for r in report.results if r["status"] != "pass"]
+    if failing and all(r["status"] == "error" and r["error"].get("kind") == "compile" for r in failing):
+        return "compile"
+    return "case"
+
+
+def _first_failure(text: str) -> str:
+    for line in text.split("\n"):
+        if "❌" in line or "hint:" in line:
+            return line.strip()[:200]
+    return ""
+
+
+def parts_touched(puzzle: Puzzle, solution: str, function: str) -> list[str]:
+    """The parts whose kernels run `function`, directly or through the helpers they call."""
+    kernels = {k.name: k for k in kernels_of(ast.parse(solution))}
+
+    def reaches(name: str, seen: frozenset = frozenset()) -> bool:
+        if name == function:
+            return True
+        kernel = kernels.get(name)
+        return kernel is not None and any(reaches(c, seen | {name}) for c in calls(kernel) - seen if c in kernels)
+
+    return [part.name for part in puzzle.parts if any(reaches(k) for k in part.kernels)]
+
+
+def may_hang(mutant: Mutant) -> bool:
+    """A `while` in the mutated function: a lock that is never released spins forever."""
+    for node in ast.walk(ast.parse(mutant.text)):
+        if isinstance(node, ast.FunctionDef) and node.name == mutant.kernel:
+            return any(isinstance(n, ast.While) for n in ast.walk(node))
+    return False
+
+
+class CannotCheck(Exception):
+    """The checker could not run as asked (no CUDA device for the GPU backend)."""
+
+
+class WatchdogFired(KeyboardInterrupt):
+    """A KeyboardInterrupt, so that the checker's own handlers (which turn any exception of a
+    learner's kernel into a verdict) let it through."""
+
+
+@contextlib.contextmanager
+def watchdog(seconds: float) -> Iterator[None]:
+    """Interrupt the block after `seconds`, unless SIGALRM is not ours to take (another thread, or
+    a timer already set by someone else, such as pytest-timeout)."""
+    if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0 or signal.getsignal(signal.SIGALRM) not in
+            (signal.SIG_DFL, signal.SIG_IGN, None)):
+        yield
+        return
+
+    def fire(signum, frame):
+        raise WatchdogFired()
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check_mutant(puzzle: Puzzle, mutant: Mutant, parts: list[str], *, backend: str = "interpreter",
+                 timeout: float = DEFAULT_TIMEOUT, seed: int = 0) -> Outcome:
+    """Run the checker on a mutant's text, for the parts it touches, and say what it caught."""
+    started = time.perf_counter()
+    lines: list[str] = []
+    source = from_text(mutant.text, "kernels.py")
+    options = dict(backend=backend, timeout=timeout, seed=seed, write=lines.append, shards=1)
+    isolated = backend != "interpreter" or may_hang(mutant)
+    report = None
+    if not isolated:
+        try:
+            with warnings.catch_warnings(), watchdog(timeout):
+                warnings.simplefilter("ignore")  # numpy's overflow warnings from a mutant's exp
+                report = run_check(puzzle, parts, source, in_process=True, **options)
+        except WatchdogFired:
+            lines.clear()
+            isolated = True
+    if isolated:
+        report = run_check(puzzle, parts, source, in_process=False, **options)
+    if report.usage_error:  # no CUDA for --backend gpu: nothing was checked
+        raise CannotCheck(report.usage_error)
+    text = "\n".join(lines)
+    outcome = Outcome(mutant, caught=not report.passed, seconds=time.perf_counter() - started, isolated=isolated)
+    if outcome.caught:
+        outcome.stage = _stage(report)
+        outcome.first_failure = _first_failure(text.split("\n", 1)[-1])
+        if outcome.stage != "compile":
+            outcome.hints = report_hints(report, mutant.cls)
+    return outcome

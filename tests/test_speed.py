@@ -1,0 +1,29 @@
+"""The benchmark's table (no GPU needed): every column is what its header says, the best time that
+is not the learner's is marked, and the header says what was measured and how."""
+from checker.speed import BenchRow, markdown_table, table
+
+
+def row(**kw) -> BenchRow:
+    base = dict(case="c", dims="M=4096, H=1024", dtype="float32", ms=0.04, torch_ms=0.08, compile_ms=0.06,
+                gbytes=0.05, tflop=None, copy_gbps=2000.0, device="H100", timing="CUDA graphs",
+                compile_status="compiled", liger_ms=0.05, torch_version="2.11", triton_version="3.6")
+    return BenchRow(**{**base, **kw})
+
+
+def test_the_best_other_time_is_marked_and_compared():
+    lines = table([row()], "H100")
+    body = lines[-1]
+    assert "0.050*" in body and "0.060*" not in body and "1.25x" in body  # Liger is the best other: 0.05 / 0.04
+    assert "liger ms" in lines[-2] and "best other / yours" in lines[-2]
+
+
+def test_the_header_says_what_was_measured_against():
+    head = " ".join(table([row(compile_status="ran eager: torch.compile made no graph")], "H100")[:2])
+    assert "torch 2.11" in head and "triton 3.6" in head and "CUDA graphs" in head and "L2 cache flushed" in head
+    assert "ran eager" in head
+
+
+def test_no_liger_column_where_no_row_has_it():
+    md = markdown_table([row(liger_ms=None), row(liger_ms=None, dims="M=4096, H=4096")])
+    assert "liger" not in md and md.count("\n") == 3
+    assert "0.060*" in md  # torch.compile is then the best other
