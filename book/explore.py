@@ -85,12 +85,12 @@ def choice_explorer(label: str, options: dict):
 
 
 def figure_widget(fig) -> W.Image:
-    """A matplotlib figure as an Image widget (PNG), so explorers can switch between figures."""
+    """A matplotlib figure as an Image widget (SVG), so explorers can switch between figures."""
     import io
 
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
-    return W.Image(value=buf.getvalue(), format="png", layout=W.Layout(max_width="100%"))
+    return W.Image(value=buf.getvalue(), format="svg+xml", layout=W.Layout(max_width="100%"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from figures import MASKED, PALETTE, _cell, _finish
+from figures import MASKED, MIN_PT, PALETTE, _cell, _finish, tile_label, unit
 
 GREY = "#8C8C8C"
 
@@ -25,12 +25,13 @@ def outer_tiles(M: int, N: int, BM: int, BN: int, title: str | None = None, top:
     `top` and `left` name the vectors along the columns and the rows (left=None: none)."""
     gm, gn = -(-M // BM), -(-N // BN)
     rows, cols = gm * BM, gn * BN
-    fig, ax = plt.subplots(figsize=(min(0.42 * (cols + 2.5) + 0.6, 12), 0.42 * (rows + 2.5) + 0.9))
+    u = unit(cols + 2.6, 0.3)
+    fig, ax = plt.subplots(figsize=(u * (cols + 2.6) + 0.3, u * (rows + 2.7) + 0.7))
     one = gm * gn == 1
     for j in range(cols):  # x along the top: the piece program column pn loads
         pn = j // BN
         if j < N:
-            _cell(ax, j, -1.6, GREY if one else PALETTE[pn % len(PALETTE)], f"{top}{j}", fontsize=6)
+            _cell(ax, j, -1.6, GREY if one else PALETTE[pn % len(PALETTE)], f"{top}{j}" if u * 72 >= 3 * MIN_PT else None)
         else:
             _masked(ax, j, -1.6)
     for i in range(rows):  # y down the left: the piece program row pm loads
@@ -38,23 +39,22 @@ def outer_tiles(M: int, N: int, BM: int, BN: int, title: str | None = None, top:
         if left is None:
             pass
         elif i < M:
-            _cell(ax, -1.6, i, GREY if one else PALETTE[(pm * gn) % len(PALETTE)], f"{left}{i}", fontsize=6)
+            _cell(ax, -1.6, i, GREY if one else PALETTE[(pm * gn) % len(PALETTE)], f"{left}{i}" if u * 72 >= 3 * MIN_PT else None)
         else:
             _masked(ax, -1.6, i)
         for j in range(cols):
             pn = j // BN
             if i < M and j < N:
                 # one program: each cell names its (i, j); several: the tiles carry the program ids
-                _cell(ax, j, i, PALETTE[(pm * gn + pn) % len(PALETTE)], f"{i},{j}" if one and cols <= 16 else None,
-                      fontsize=6)
+                _cell(ax, j, i, PALETTE[(pm * gn + pn) % len(PALETTE)],
+                      f"{i},{j}" if one and u * 72 >= 3 * MIN_PT else None)
             else:
                 _masked(ax, j, i)
     if not one:
         for pm in range(gm):
             for pn in range(gn):
                 h, w = min(BM, M - pm * BM), min(BN, N - pn * BN)
-                ax.text(pn * BN + w / 2, pm * BM + h / 2, f"({pm},{pn})", ha="center", va="center",
-                        fontsize=10, color="white", weight="bold")
+                tile_label(ax, pn * BN + w / 2, pm * BM + h / 2, f"({pm},{pn})", PALETTE[(pm * gn + pn) % len(PALETTE)])
         for pm in range(1, gm):
             ax.plot([-1.7, cols], [pm * BM, pm * BM], color="black", lw=1.2)
         for pn in range(1, gn):
@@ -76,7 +76,8 @@ def strided_view(M: int, N: int, stride_m: int, stride_n: int, title: str | None
     pointer: the view as the kernel indexes it (each cell shows its memory offset), and memory as
     one row of elements in address order, each cell naming the element of the view it holds."""
     size = (M - 1) * stride_m + (N - 1) * stride_n + 1
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(min(0.5 * max(size, N) + 1.5, 12), 0.5 * (M + 1) + 2.2),
+    u = unit(max(size, N) + 1.2, 0.2, 0.5)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(u * (max(size, N) + 1.2) + 0.2, u * (M + 1) + 2.0),
                                       gridspec_kw={"height_ratios": [M, 1.4]})
     where = {}
     for m in range(M):
@@ -94,7 +95,7 @@ def strided_view(M: int, N: int, stride_m: int, stride_n: int, title: str | None
     for off in range(size):
         if off in where:
             m, n = where[off]
-            _cell(bottom, off, 0, PALETTE[m % len(PALETTE)], f"{m},{n}", fontsize=7)
+            _cell(bottom, off, 0, PALETTE[m % len(PALETTE)], f"{m},{n}")
         else:
             _masked(bottom, off, 0)
     _finish(bottom, size, 1, "memory, in address order (offset 0, 1, 2, …): which element of x each holds")

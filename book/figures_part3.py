@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch
 
-from figures import MASKED, PALETTE, _cell, _finish
+from figures import MASKED, PALETTE, _cell, _finish, unit
 
 
 def two_passes(N: int = 20, block: int = 8, row: int = 0, title: str | None = None):
@@ -21,17 +21,18 @@ def two_passes(N: int = 20, block: int = 8, row: int = 0, title: str | None = No
     chunks = -(-N // block)
     width = chunks * block
     base = np.array(matplotlib.colors.to_rgb(PALETTE[row % len(PALETTE)]))
-    fig, ax = plt.subplots(figsize=(min(0.34 * width + 4.6, 12), 3.3))
+    u = unit(width + 9.1, 0.1, 0.34)
+    fig, ax = plt.subplots(figsize=(u * (width + 9.1) + 0.1, 3.3))
     passes = [(0.9, "pass 1:\nacc += x", "mean = Σ / N"), (3.1, "pass 2:\nacc += (x − μ)²", "var = Σ / N")]
     for y, label, result in passes:
         ax.text(-0.4, y + 0.5, label, ha="right", va="center", fontsize=9)
         for c in range(width):
             if c < N:
-                _cell(ax, c, y, tuple(base * (1.0 - 0.18 * (c // block))), str(c), fontsize=6)
+                _cell(ax, c, y, tuple(base * (1.0 - 0.18 * (c // block))), str(c))
             else:  # a padded lane: masked load, other=0.0; in pass 2 tl.where keeps it at 0
-                _cell(ax, c, y, MASKED, "0", fontsize=7, textcolor="#888888")
+                _cell(ax, c, y, MASKED, "0", textcolor="#888888")
         for k in range(chunks):
-            ax.text(k * block + block / 2, y - 0.3, f"step {k}", ha="center", va="center", fontsize=7,
+            ax.text(k * block + block / 2, y - 0.3, f"step {k}", ha="center", va="center", fontsize=8,
                     color="#555555")
         ax.add_patch(FancyArrowPatch((width + 0.1, y + 0.5), (width + 1.3, y + 0.5), arrowstyle="-|>",
                                      mutation_scale=9, color="#555555", lw=0.9))
@@ -42,8 +43,8 @@ def two_passes(N: int = 20, block: int = 8, row: int = 0, title: str | None = No
     ax.add_patch(FancyArrowPatch((width + 2.8, 2.05), (width + 0.4, 3.0), arrowstyle="-|>", mutation_scale=9,
                                  color="#555555", lw=0.9, connectionstyle="arc3,rad=-0.25"))
     ax.text(width + 2.2, 2.6, "μ", ha="left", va="center", fontsize=9, color="#555555")
-    ax.text(N + (width - N) / 2, 4.55, "padded lanes: tl.where(mask, x − μ, 0.0) → 0, not μ²",
-            ha="center", va="center", fontsize=8, color="#555555")
+    ax.text(width, 4.55, "padded lanes: tl.where(mask, x − μ, 0.0) → 0, not μ²",
+            ha="right", va="center", fontsize=8, color="#555555")
     _finish(ax, width, 4.9, title or f"one program, N = {N}, BLOCK_N = {block}: "
                                      f"{chunks} chunks per pass, the row read twice", aspect="auto")
     ax.set_xlim(-3.6, width + 5.5)

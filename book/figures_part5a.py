@@ -8,7 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from figures import MASKED, PALETTE, _cell, _finish
+from figures import MASKED, PAGE_IN, PALETTE, _cell, _finish
+from figures import unit as cell_unit
 
 
 def scatter_adds(index, n_targets: int, block: int, title: str | None = None, source: str = "x",
@@ -27,19 +28,20 @@ def scatter_adds(index, n_targets: int, block: int, title: str | None = None, so
     tw = max(1.0, min(2.0, span / max(n_targets, 1) * 0.8))  # target cell width
     tx = [(span - n_targets * tw * 1.25) / 2 + t * tw * 1.25 for t in range(n_targets)]
     left, right = min(0.0, tx[0]), max(span, tx[-1] + tw)
-    fig, ax = plt.subplots(figsize=(max(6.5, min(0.36 * (right - left) + 1.4, 13)), 3.3))
+    u = cell_unit(right - left + 1.8, 0.1, 0.36)
+    fig, ax = plt.subplots(figsize=(u * (right - left + 1.8) + 0.1, 3.3))
     ty = 4.2
     writers: dict[int, set] = {}
     for i in range(width):
         p = i // block
         if i < n:
             color = PALETTE[p % len(PALETTE)]
-            _cell(ax, xs[i], 0, color, str(index[i]), fontsize=7)
+            _cell(ax, xs[i], 0, color, str(index[i]))
             t = index[i]
             writers.setdefault(t, set()).add(p)
             ax.plot([xs[i] + 0.5, tx[t] + tw / 2], [1.0, ty], color=color, lw=0.8, alpha=0.7)
         else:
-            _cell(ax, xs[i], 0, MASKED, "×", fontsize=8, textcolor="#888888")
+            _cell(ax, xs[i], 0, MASKED, "×")
     for p in range(programs):
         ax.text(xs[p * block] + block / 2, -0.35, f"{program} {p}", ha="center", va="bottom", fontsize=8,
                 color=PALETTE[p % len(PALETTE)])
@@ -49,7 +51,7 @@ def scatter_adds(index, n_targets: int, block: int, title: str | None = None, so
         ax.add_patch(plt.Rectangle((tx[t], ty), tw, 1.0, facecolor="white",
                                    edgecolor="black" if shared else "#BBBBBB", lw=1.8 if shared else 1.0))
         ax.text(tx[t] + tw / 2, ty + 0.5, str(hits[t]) if counts else "", ha="center", va="center", fontsize=8)
-        ax.text(tx[t] + tw / 2, ty + 1.35, f"{t}", ha="center", va="center", fontsize=7, color="#555555")
+        ax.text(tx[t] + tw / 2, ty + 1.35, f"{t}", ha="center", va="center", fontsize=8, color="#555555")
     ax.text(-0.3, 0.5, source, ha="right", va="center", fontsize=9)
     ax.text(tx[0] - 0.3, ty + 0.5, target, ha="right", va="center", fontsize=9)
     _finish(ax, span, ty + 1.7, title or f"N = {n}, BLOCK = {block}: each element adds 1 to its {unit}; "
@@ -77,7 +79,7 @@ def split_m_tiles(M: int, K: int, N: int, BM: int, BK: int, BN: int, pk: int = 0
         xt[ks, m] = block_colour[m // BM]
         dy[m, ns] = block_colour[m // BM]
     dw[ks, ns] = dark
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), gridspec_kw={"width_ratios": [M, N, N]})
+    fig, axes = plt.subplots(1, 3, figsize=(PAGE_IN, 2.8), gridspec_kw={"width_ratios": [M, N, N]})
     for ax, image, name in zip(axes, (xt, dy, dw), (f"Xᵀ [{K}×{M}]", f"dY [{M}×{N}]", f"dW [{K}×{N}]")):
         rows, cols = image.shape[:2]
         ax.imshow(image, extent=(0, cols, rows, 0), interpolation="nearest")
@@ -90,7 +92,7 @@ def split_m_tiles(M: int, K: int, N: int, BM: int, BK: int, BN: int, pk: int = 0
     h, w = min(BK, K - pk * BK), min(BN, N - pn * BN)
     axes[2].text(pn * BN + w / 2, pk * BK + h / 2, f"{gm} shares\nadded here", ha="center", va="center",
                  fontsize=10, color="white", weight="bold")
-    fig.suptitle(title or f"BLOCK_M = {BM}: the {gm} programs (pm, {pk}, {pn}), pm = 0 … {gm - 1}, each add "
-                          f"Xᵀ[:, block pm] · dY[block pm, :] into the same tile", fontsize=10, y=0.02)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.suptitle(title or f"BLOCK_M = {BM}: the {gm} programs (pm, {pk}, {pn}), pm = 0 … {gm - 1}, each add\n"
+                          f"Xᵀ[:, block pm] · dY[block pm, :] into the same tile", fontsize=9, y=0.04)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig

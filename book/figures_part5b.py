@@ -10,7 +10,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
-from figures import MASKED, PALETTE, _cell
+from figures import MASKED, PALETTE, _cell, unit
 
 
 def _row_colour(r: int, chunk: int) -> tuple:
@@ -27,14 +27,16 @@ def rows_into_shared(M: int = 4, H: int = 40, block: int = 16, shared=("dgamma",
     chunks = -(-H // block)
     width = chunks * block
     gap = 1.6
-    fig, ax = plt.subplots(figsize=(min(0.2 * width + 2.6, 11), 0.42 * (M + gap + 1.3 * len(shared)) + 1.0))
+    u = unit(width + 5.0, 0.1, 0.2)
+    lw = 1.2 if u * 72 > 12 else 0.6
+    fig, ax = plt.subplots(figsize=(u * (width + 5.0) + 0.1, 0.3 * (M + gap + 1.3 * len(shared)) + 1.3))
     for r in range(M):
         ax.text(-0.5, r + 0.5, f"pid {r}", ha="right", va="center", fontsize=8)
         for c in range(width):
             if c < H:
-                _cell(ax, c, r, _row_colour(r, c // block))
+                _cell(ax, c, r, _row_colour(r, c // block), lw=lw)
             else:
-                _cell(ax, c, r, MASKED, "×", fontsize=6, textcolor="#999999")
+                _cell(ax, c, r, MASKED, "×", lw=lw)
     for k in range(1, chunks):
         ax.plot([k * block] * 2, [-0.2, M + 0.2], color="black", lw=0.9, ls=(0, (2, 2)))
     lo, hi = chunk * block, min((chunk + 1) * block, H)
@@ -45,7 +47,7 @@ def rows_into_shared(M: int = 4, H: int = 40, block: int = 16, shared=("dgamma",
         y = M + gap + 1.3 * i
         ax.text(-0.5, y + 0.5, f"{name} [H]", ha="right", va="center", fontsize=8)
         for c in range(H):  # H elements: the row's padded lanes have nothing here to add to
-            _cell(ax, c, y, "#FFFFFF" if lo <= c < hi else "#F2F2F2")
+            _cell(ax, c, y, "#FFFFFF" if lo <= c < hi else "#F2F2F2", lw=lw)
             ax.add_patch(matplotlib.patches.Rectangle((c, y), 1, 1, fill=False, edgecolor="#555555", lw=0.4))
         ax.add_patch(matplotlib.patches.Rectangle((lo, y), hi - lo, 1, fill=False, edgecolor="black", lw=1.6))
     mid = (lo + hi) / 2
@@ -53,7 +55,7 @@ def rows_into_shared(M: int = 4, H: int = 40, block: int = 16, shared=("dgamma",
         x0 = mid + (r - (M - 1) / 2) * min(1.2, (hi - lo) / M)
         ax.annotate("", xy=(mid, M + gap - 0.08), xytext=(x0, M + 0.1),
                     arrowprops=dict(arrowstyle="-|>", color=PALETTE[r % len(PALETTE)], lw=1.4))
-    ax.text(hi + 0.6, M + gap / 2, f"chunk {chunk} of all {M} rows adds into the same elements: "
+    ax.text(hi + 0.6, M + gap / 2, f"chunk {chunk} of all {M} rows adds into\nthe same elements: "
             "tl.atomic_add", ha="left", va="center", fontsize=8, color="#333333")
     ax.set_xlim(-4.5, width + 0.5)
     ax.set_ylim(M + gap + 1.3 * len(shared) + 0.2, -0.3)
@@ -71,7 +73,7 @@ def sweeps(sums: list[str], writes: list[str], adds: list[str], title: str | Non
     and atomically adds `adds`."""
     steps = [(f"sweep {i + 1}", text, PALETTE[0]) for i, text in enumerate(sums)]
     steps.append((f"sweep {len(sums) + 1}", "\n".join(writes + [f"atomic_add: {a}" for a in adds]), PALETTE[1]))
-    fig, ax = plt.subplots(figsize=(2.9 * len(steps) + 0.6, 1.9))
+    fig, ax = plt.subplots(figsize=(min(2.9 * len(steps) + 0.6, 7.1), 1.9))
     for i, (head, text, color) in enumerate(steps):
         x = i * 2.9
         _cell(ax, x, 0, color, head, w=2.5, h=0.45, fontsize=9)

@@ -8,8 +8,13 @@ What is checked, page by page, with the Chrome DevTools protocol:
   * no JavaScript error and no console error;
   * math is rendered: on the derivation pages every Sphinx math element holds MathJax output;
   * widgets render from their saved state, and switching a choice works without a kernel;
-  * figures are present and load;
-  * every internal link points at a file that exists, and at an id that exists in it.
+  * figures are present and load, and their text is at least 10 px at page width;
+  * every internal link points at a file that exists, and at an id that exists in it;
+  * a wrapped code line shows that it continues; plotting code is folded; no internal label
+    ("eq-...") is printed; equations are numbered (1), (2), ... on each page.
+Without a build, from the sources: the reading order (_toc.yml) against the chapters' and
+puzzles' numbers and the text's references to them, and the puzzle pages against their
+notebooks (no notebook plumbing, nothing said twice).
 A full-page screenshot of each page is kept under _build/artifacts/ (p22.png is the one CI keeps).
 
 Needs the Debian package `chromium` and the PyPI package `websocket-client`.  Without
@@ -30,10 +35,12 @@ import sys
 import threading
 import time
 import urllib.request
+from difflib import SequenceMatcher
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+import yaml
 
 from browser import CHROMIUM, CDP, chromium
 
@@ -41,6 +48,9 @@ from browser import CHROMIUM, CDP, chromium
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book"))
+import puzzle_page  # noqa: E402  (book/puzzle_page.py: what a puzzle page shows of its notebook)
+
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 ARTIFACTS = BUILD / "artifacts"
@@ -111,6 +121,159 @@ def test_built_html_names_no_outside_host(built_book):
 
 
 # ------------------------------------------------------------------------------------------
+# The reading order: _toc.yml, the titles, the registry and the text agree (no build needed)
+# ------------------------------------------------------------------------------------------
+def _toc() -> list[tuple[str, str]]:
+    """(caption, page stem) in reading order, the root page first."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    order = [("", Path(toc["root"]).stem)]
+    for part in toc["parts"]:
+        order += [(part["caption"], Path(entry["file"]).stem) for entry in part["chapters"]]
+    return order
+
+
+def _title(stem: str) -> str:
+    return re.search(r"^# (.+)$", (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8"), re.M).group(1)
+
+
+def _chapters() -> dict[int, str]:
+    return {int(m.group(1)): stem for _, stem in _toc() if (m := re.match(r"Chapter (\d+): ", _title(stem)))}
+
+
+def test_parts_are_numbered_in_reading_order():
+    captions = list(dict.fromkeys(caption for caption, _ in _toc() if caption))
+    numbers = [int(m.group(1)) for c in captions if (m := re.match(r"Part (\d+): ", c))]
+    assert numbers == list(range(1, len(numbers) + 1)), captions
+
+
+def test_chapters_and_puzzles_are_numbered_in_reading_order():
+    """Every page but the first is "Chapter N: ..." or "Puzzle N: ...", and each kind counts up by
+    one along the sidebar: a chapter or a part added later takes the next number."""
+    chapters, puzzles = [], []
+    for _, stem in _toc()[1:]:
+        title = _title(stem)
+        m = re.match(r"(Chapter|Puzzle) (\d+): ", title)
+        assert m, f"{stem}.md: the title {title!r} carries no chapter or puzzle number"
+        (chapters if m.group(1) == "Chapter" else puzzles).append(int(m.group(2)))
+        if m.group(1) == "Puzzle":
+            assert stem == f"p{int(m.group(2)):02d}", f"{stem}.md is titled {title!r}"
+    assert chapters == list(range(1, len(chapters) + 1)), chapters
+    assert puzzles == list(range(1, len(puzzles) + 1)), puzzles
+
+
+def test_each_puzzle_sits_in_its_part():
+    """The registry names each puzzle's part (`chapter` in its spec); the sidebar puts it there."""
+    from checker import registry
+
+    where = dict((stem, caption) for caption, stem in _toc())
+    for puzzle in registry.all_puzzles():
+        caption = re.sub(r"^Part \d+: ", "", where[puzzle.key])
+        assert caption.lower() == puzzle.chapter.lower(), (puzzle.key, where[puzzle.key], puzzle.chapter)
+
+
+def _shown_text() -> dict[str, str]:
+    """Each page's markdown as the reader gets it: the page, and on a puzzle page what it shows
+    of the notebook (code cells dropped; a puzzle page's statement put in)."""
+    out = {}
+    for _, stem in _toc():
+        text = (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8")
+        text = re.sub(r"```\{code-cell\}.*?\n```", "", text, flags=re.S)
+        text = re.sub(r"^# .*$", "", text, count=1, flags=re.M)  # the title
+        if re.fullmatch(r"p\d\d", stem):
+            text += "\n\n" + "\n\n".join(s for kind, s in puzzle_page.statement(stem) if kind == "markdown")
+        out[stem] = text
+    return out
+
+
+def test_every_chapter_reference_names_the_chapter_it_links():
+    """"chapter 5" is a link to the page titled "Chapter 5: ...", never a bare number the reader
+    must look up; "chapters 3 to 7" names chapters that exist. The sidebar shows the numbers
+    (the titles carry them), so a reference and the sidebar cannot disagree."""
+    chapters = _chapters()
+    problems = []
+    for stem, text in _shown_text().items():
+        for m in re.finditer(r"\{doc\}`([^`<]*?)\s*<([^>]+)>`", text):
+            said = re.fullmatch(r"[Cc]hapter (\d+)", m.group(1).strip())
+            if said and chapters.get(int(said.group(1))) != m.group(2):
+                problems.append(f"{stem}: {m.group(0)} links to {m.group(2)}, "
+                                f"chapter {said.group(1)} is {chapters.get(int(said.group(1)))}")
+        bare = re.sub(r"\{doc\}`[^`]*`", "{doc}", text)
+        for m in re.finditer(r"\b[Cc]hapter\s+(?:\{doc\}|\d+)", bare):
+            problems.append(f"{stem}: {m.group(0)!r} is not a link of the form {{doc}}`chapter N <page>`")
+        for m in re.finditer(r"\b[Cc]hapters (\d+) (?:to|and) (\d+)", bare):
+            if not {int(m.group(1)), int(m.group(2))} <= set(chapters):
+                problems.append(f"{stem}: {m.group(0)!r}: no such chapter")
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------------------
+# Puzzle pages and their notebooks (no build needed)
+# ------------------------------------------------------------------------------------------
+# what speaks to someone working in the notebook, not to the reader of the page
+PLUMBING_WORDS = ["notebook", "check cell", "tagged `kernel`", "When you are done", "book page",
+                  "Edit only", "--reset"]
+
+
+@pytest.mark.parametrize("stem", PUZZLE_PAGES)
+def test_puzzle_page_shows_no_notebook_plumbing(stem):
+    shown = "\n\n".join(s for _, s in puzzle_page.statement(stem))
+    found = [w for w in PLUMBING_WORDS if w.lower() in shown.lower()]
+    assert not found, f"{stem}: the statement on the page still says {found}"
+
+
+@pytest.mark.parametrize("stem", PUZZLE_PAGES)
+def test_puzzle_page_keeps_the_rest_of_the_notebook(stem):
+    """Only plumbing is left out: every stub, every heading, and every paragraph that is not
+    plumbing reaches the page (a sentence pointing at "the book page" aside)."""
+    shown = "\n\n".join(s for _, s in puzzle_page.statement(stem))
+    shown_words = re.findall(r"\w+", shown)
+    for cell in puzzle_page.cells(stem):
+        if cell["type"] == "code" and "kernel" in cell["tags"]:
+            assert puzzle_page.STUB_CHECK_CELL.sub("", cell["text"].rstrip()) in shown, f"{stem}: a stub is missing"
+        if cell["type"] != "markdown" or cell["text"].lstrip().startswith(puzzle_page.DONE_HEADING):
+            continue
+        for para in puzzle_page._paragraphs(cell["text"]):
+            if puzzle_page.plumbing(para) or para.lstrip().startswith(("# ", "$$")):
+                continue
+            words = re.findall(r"\w+", puzzle_page.BOOK_PAGE.sub("", para))
+            m = SequenceMatcher(None, shown_words, words, autojunk=False).find_longest_match(
+                0, len(shown_words), 0, len(words))
+            assert m.size >= 0.8 * len(words), f"{stem}: this paragraph did not reach the page:\n{para}"
+
+
+def _prose(markdown: str) -> list[str]:
+    return [p for p in puzzle_page._paragraphs(markdown)
+            if not p.lstrip().startswith(("```", "$$", ":::", "#", "|", "{"))]
+
+
+def _words(text: str) -> list[str]:
+    text = re.sub(r"\{doc\}`([^`<]*)<[^>]*>`", r"\1", text)
+    return re.findall(r"[a-z0-9]+", re.sub(r"\{doc\}`p(\d+)`", r"puzzle \1", text).lower())
+
+
+@pytest.mark.parametrize("stem", PUZZLE_PAGES)
+def test_puzzle_page_does_not_repeat_its_statement(stem):
+    """The page's own prose says what the statement does not: no run of 9 words in a row is in
+    both, and no display equation of the page is (part of) one the statement shows."""
+    page = (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8")
+    page_prose = re.sub(r"```\{code-cell\}.*?\n```", "", page, flags=re.S)
+    statement = "\n\n".join(s for kind, s in puzzle_page.statement(stem) if kind == "markdown")
+    repeats = []
+    for a in _prose(page_prose):
+        wa = _words(a)
+        for b in _prose(statement):
+            wb = _words(b)
+            m = SequenceMatcher(None, wa, wb, autojunk=False).find_longest_match(0, len(wa), 0, len(wb))
+            if m.size >= 9:
+                repeats.append(" ".join(wa[m.a:m.a + m.size]))
+    shown = [puzzle_page._normal_tex(m.group(1)) for m in re.finditer(r"\$\$(.*?)\$\$", statement, re.S)]
+    for m in re.finditer(r"^\$\$[ \t]*\n(.*?)\n\$\$", page, re.S | re.M):
+        mine = puzzle_page._normal_tex(m.group(1))
+        repeats += [f"the equation {m.group(1).strip()[:60]}" for s in shown if mine and mine in s]
+    assert not repeats, f"{stem}: the page repeats its statement: {repeats}"
+
+
+# ------------------------------------------------------------------------------------------
 # Serving the book; the browser (tests/browser.py)
 # ------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
@@ -175,6 +338,70 @@ PAGE_PROBE = r"""
       }).map(c => c.textContent),
     folded_first_code: (() => { const cell = document.querySelector('article div.cell');
         return !!cell && (cell.classList.contains('tag_hide-input') || !!cell.closest('details')); })(),
+    // code lines that wrap: where the line's text begins, where its continuation rows begin, and
+    // whether the line carries the continuation mark
+    wrapped_lines: [...document.querySelectorAll('article pre span.line')].filter(
+        l => l.offsetParent !== null && !l.closest('details:not([open])'))
+      .map(line => {
+        const style = getComputedStyle(line);
+        const lh = parseFloat(style.lineHeight) || 1.2 * parseFloat(style.fontSize);
+        const box = line.getBoundingClientRect();
+        if (!(box.height > 1.5 * lh)) return null;
+        const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+        let node, first = null;
+        while (first === null && (node = walker.nextNode())) {
+          const i = node.data.search(/\S/);
+          if (i >= 0) { const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+                        first = r.getBoundingClientRect().left; }
+        }
+        const all = document.createRange(); all.selectNodeContents(line);
+        const rest = [...all.getClientRects()].filter(r => r.width > 0 && r.top >= box.top + 0.75 * lh);
+        return {text: line.textContent.slice(0, 80), first: first, left: box.left, width: box.width,
+                continued: rest.length ? Math.min(...rest.map(r => r.left)) : null,
+                mark: style.backgroundImage !== 'none'};
+      }).filter(x => x),
+    // what the copy button copies (innerText) against the code's own text
+    copy_differs: [...document.querySelectorAll('article pre')].filter(
+        p => p.offsetParent !== null && !p.closest('details:not([open])') && p.querySelector('span.line') &&
+             p.innerText.replace(/\n+$/, '') !== p.textContent.replace(/\n+$/, '')).map(
+        p => p.textContent.slice(0, 80)),
+    // code that draws a figure, not folded away
+    plot_code: [...document.querySelectorAll('article .cell_input')].filter(
+        c => c.offsetParent !== null && !c.closest('details:not([open])') &&
+             /\bplt\.|\bfig\b|\bax\.|\baxes\b|\bfigures\w*\.\w+\(/.test(c.textContent)).map(
+        c => c.textContent.trim().slice(0, 80)),
+    eq_labels: (document.querySelector('article') || document.body).innerText.match(/\beq-[a-z0-9][\w-]*/g) || [],
+    eqnos: [...document.querySelectorAll('article .eqno')].map(e => e.textContent.replace('#', '').trim()),
+    links_in_order: [...document.querySelectorAll('article a.reference.internal[href]')].map(a => a.getAttribute('href')),
+    // every figure: its text's smallest size on the screen, from the SVG's own font sizes and the
+    // width the image is drawn at (a hidden one, in a widget, at the width it would take)
+    figure_text: await Promise.all([...document.querySelectorAll('article img')].map(async img => {
+      const src = img.currentSrc || img.src;
+      const r = img.getBoundingClientRect();
+      const column = (img.closest('.cell_output') || document.querySelector('article')).clientWidth;
+      const out = {src: src.slice(0, 120), kind: 'raster', width: r.width, min_px: null, text: null};
+      try {
+        const body = await (await fetch(src)).text();
+        if (!/<svg[\s>]/.test(body.slice(0, 4000))) return out;
+        const svg = new DOMParser().parseFromString(body, 'image/svg+xml').documentElement;
+        const vb = (svg.getAttribute('viewBox') || '').trim().split(/[\s,]+/).map(Number);
+        const user = vb.length === 4 ? vb[2] : parseFloat(svg.getAttribute('width'));
+        const width = r.width > 0 ? r.width : Math.min(img.naturalWidth, column);
+        out.kind = 'svg'; out.width = width;
+        for (const el of svg.querySelectorAll('text, tspan')) {
+          if (!el.textContent.trim()) continue;
+          let size = null;
+          for (let e = el; size === null && e && e.getAttribute; e = e.parentNode) {
+            const m = (e.getAttribute('style') || '').match(/font(?:-size)?:\s*(?:[a-z-]+\s+)*([\d.]+)px/);
+            size = m ? parseFloat(m[1]) : (e.getAttribute('font-size') ? parseFloat(e.getAttribute('font-size')) : null);
+          }
+          if (size === null) continue;
+          const px = size * width / user;
+          if (out.min_px === null || px < out.min_px) { out.min_px = px; out.text = el.textContent.trim().slice(0, 40); }
+        }
+      } catch (e) { out.kind = 'unreadable: ' + e; }
+      return out;
+    })),
     height: Math.ceil(document.documentElement.scrollHeight),
   };
 })()
@@ -375,6 +602,88 @@ def test_code_in_table_cells_stays_on_one_line(visits):
     assert not broken, broken
 
 
+def test_wrapped_code_lines_show_that_they_continue(visits):
+    """A code line too long for the column wraps; its continuation rows start right of where the
+    line's own text starts (a wrapped signature does not look like the body under it) or, for a
+    line indented across most of the column, still in its right half; and it carries the
+    continuation mark. Some line must wrap, or this test checks nothing."""
+    wrapped = [(stem, w) for stem, v in visits.items() for w in v["wrapped_lines"]]
+    assert wrapped, "no code line wraps anywhere: the puzzle pages' long signatures should"
+    bad = [f"{stem}: {w['text']!r} (text at {w['first']:.0f} px, continued at {w['continued']} px, "
+           f"mark {w['mark']})" for stem, w in wrapped
+           if w["continued"] is None or not w["mark"]
+           or w["continued"] < min(w["first"] + 8, w["left"] + 0.6 * w["width"])]
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_copying_code_gives_its_lines(visits):
+    """The copy button copies a block's innerText: one line per line, as written."""
+    bad = {stem: v["copy_differs"] for stem, v in visits.items() if v["copy_differs"]}
+    assert not bad, bad
+
+
+def test_plotting_code_is_folded(visits):
+    """Code that only draws a picture is hidden (remove-input) or folded (hide-input)."""
+    shown = {stem: v["plot_code"] for stem, v in visits.items() if v["plot_code"]}
+    assert not shown, json.dumps(shown, indent=1)
+
+
+def test_no_internal_label_is_printed(visits):
+    printed = {stem: v["eq_labels"] for stem, v in visits.items() if v["eq_labels"]}
+    assert not printed, printed
+
+
+def test_equations_are_numbered_on_each_page(visits):
+    """(1), (2), ... from the top of each page, not one count across the book."""
+    bad = {stem: v["eqnos"] for stem, v in visits.items()
+           if v["eqnos"] != [f"({i})" for i in range(1, len(v["eqnos"]) + 1)]}
+    assert not bad, bad
+
+
+MIN_FIGURE_TEXT_PX = 10
+
+
+def test_figure_text_is_legible_at_page_width(visits):
+    """Every figure is SVG, whose text can be measured, and its smallest text is drawn at least
+    10 px high in a 1280 px window."""
+    figures = [(stem, f) for stem, v in visits.items() for f in v["figure_text"]]
+    assert len(figures) >= 40, f"only {len(figures)} figures measured"
+    raster = [f"{stem}: {f['src']} ({f['kind']})" for stem, f in figures if f["kind"] != "svg"]
+    assert not raster, "figures that are not SVG cannot be measured:\n" + "\n".join(raster)
+    small = [f"{stem}: {f['text']!r} at {f['min_px']:.1f} px (figure {f['width']:.0f} px wide)"
+             for stem, f in figures if f["min_px"] is not None and f["min_px"] < MIN_FIGURE_TEXT_PX]
+    assert not small, "figure text below 10 px:\n" + "\n".join(small)
+
+
+def _strip_tags(html_text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html_text)).replace("’", "'").strip()
+
+
+def test_sidebar_shows_the_reading_order_with_its_numbers(visits):
+    """The built sidebar lists the parts and pages of _toc.yml in order, each page under its
+    title (which carries its chapter or puzzle number)."""
+    page = HTML / "book" / "p01.html"
+    nav = re.search(r'<nav class="bd-links bd-docs-nav".*?</nav>', page.read_text(encoding="utf-8"), re.S).group(0)
+    shown = [("caption", _strip_tags(m.group(1))) if m.group(1) is not None else ("page", _strip_tags(m.group(2)))
+             for m in re.finditer(r'<span class="caption-text">(.*?)</span>|<li class="toctree-l1[^"]*">'
+                                  r'<a [^>]*>(.*?)</a>', nav, re.S)]
+    expected, caption = [], None
+    for cap, stem in _toc()[1:]:
+        if cap != caption:
+            expected.append(("caption", cap))
+            caption = cap
+        expected.append(("page", _title(stem).replace("`", "")))
+    assert shown == expected
+
+
+def test_home_page_lists_the_reading_order(visits):
+    """The home page's contents come in the order of the sidebar."""
+    links = [Path(urlsplit(h).path).stem for h in _page(visits, "index")["links_in_order"]]
+    order = [stem for _, stem in _toc()[1:]]
+    listed = [s for s in dict.fromkeys(links) if s in order]
+    assert listed == order, listed
+
+
 def test_chapter_8_opens_with_its_setup_code_folded(visits):
     assert _page(visits, "08_case_studies")["folded_first_code"], "chapter 8 opens with a wall of code"
 
@@ -406,4 +715,4 @@ def test_root_index_redirects_to_the_first_page(server, browser, visits):
     assert href.endswith("book/index.html"), href
     height = browser.evaluate("document.documentElement.scrollHeight")
     _screenshot(browser, ARTIFACTS / "landing.png", height)
-    assert browser.evaluate("document.body.innerText.includes('The puzzles')")
+    assert browser.evaluate("document.body.innerText.includes('Part 1:')")
