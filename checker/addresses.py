@@ -426,6 +426,25 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
     return None
 
 
+def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...],
+                        scalars: dict[str, int]) -> Optional[Finding]:
+    """A 2-D block whose axes step by the tensor's strides in the other order walks it transposed:
+    right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
+    of the two, the addresses cannot say; that they disagree with the masks, the access shows."""
+    if len(steps) != 2 or len(layout.shape) != 2 or min(layout.shape) < 2 or None in steps:
+        return None
+    rows_apart, cols_apart = layout.strides
+    if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):
+        return None
+    return Finding(
+        f"The block walks {layout.label} transposed: its axis 0 steps by {steps[0]}, {layout.label}'s step from "
+        f"one column to the next, and its axis 1 by {steps[1]}{name_of(steps[1], scalars)}, the step from one "
+        f"row to the next ({layout.layout_text()}). Are the strides swapped (rows[:, None] * "
+        f"{rows_apart}{name_of(rows_apart, scalars)} + cols[None, :] walks it in order)? If the transposed "
+        f"tile is meant, each axis's mask must compare with the size of the dimension that axis walks.",
+        "", ("address", "mask"))
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None) -> Finding:
@@ -436,6 +455,7 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     finding = (_step_finding(layout, steps, offsets.shape, scalars)
+               or _transposed_finding(layout, steps, scalars)
                or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)

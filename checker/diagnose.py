@@ -343,12 +343,13 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
         return asking(f"{elements} NaN or Inf, and this case's inputs are large (up to {evidence.input_peak:.4g}). "
                       f"Does the formula overflow with them: exp of a large number (fp32 overflows past exp(88.7)), "
                       f"a square or a sum that leaves the type's range? The numerically stable form of the formula "
-                      f"(subtract the maximum, centre before squaring) stays in range.", "stability", "precision")
+                      f"(subtract the maximum, centre before squaring) stays in range: is a term of it missing?",
+                      "stability", "precision", "formula")
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1]
     if ones:
         return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
-                      f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0?",
-                      "formula", "mask")
+                      f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
+                      f"whose loop never ran for so small a size?", "formula", "loop", "mask")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, or a "

@@ -42,6 +42,19 @@ def test_a_row_stride_of_m_instead_of_n_is_an_address_not_a_mask():
     assert "100 (= M) elements apart" in finding.text and "i * 5 (= N)" in finding.text
 
 
+def test_swapped_strides_ask_about_the_strides_before_the_mask():
+    """rows[:, None] + cols[None, :] * N: every step is one of the tensor's strides, in the other
+    order. A transposed tile can be meant, so the finding asks (address first), never 'add a mask'."""
+    layout = matrix(37, 50, "x_ptr")
+    rows, cols = np.arange(16), np.arange(32)
+    lanes = rows[:, None] + cols[None, :] * 50
+    active = (rows[:, None] < 37) & (cols[None, :] < 50)
+    finding = addresses.out_of_bounds(layout, lanes, active, site_of({(0, 1, 0): lanes}), (0, 1, 0), (2, 3, 1),
+                                      {"M": 37, "N": 50}, in_loop=False)
+    assert finding.cause == "" and finding.candidates == ("address", "mask")
+    assert "transposed" in finding.text and "rows[:, None] * 50 (= N) + cols[None, :]" in finding.text
+
+
 def test_a_stride_in_bytes_is_named():
     layout = Layout("x_ptr", (64,), (1,), 4, 64)
     lanes = np.arange(16) * 4

@@ -3,9 +3,10 @@ the survivors first, as PIT and mutmut put them.
 
 A survivor is a failure unless checker/mutants_equivalent.py lists it with the reason no check can
 catch it. One kind of survivor is told apart by rule instead: a `precision` mutant (a cast to fp32
-removed, an fp32 accumulator made bf16) of a puzzle whose interpreter cases are all fp32 changes
-nothing there; the puzzle's bfloat16 cases, which run on a GPU only, are what can catch it. It is
-counted as "GPU only" (run `--backend gpu` on a GPU host to check those).
+removed, an fp32 accumulator made bf16) changes nothing in fp32 cases, and the interpreter's few small
+bf16 cases (where a puzzle has them) may round its loss away; the puzzle's large bfloat16 cases, which
+run on a GPU only, are what judge it. A precision mutant that survives the interpreter in a puzzle with
+such cases is counted as "GPU only" (run `--backend gpu` on a GPU host to check those).
 
 Hint counts are per distinct hint of a caught mutant's report (checker/mutate/run.py says which
 are distinct); "no hint" counts reports that name no class at all. Mutants caught before any case
@@ -70,7 +71,7 @@ class Scored:
     puzzle: Puzzle
     outcomes: list[Outcome]
     equivalent: dict[str, str]              # id -> reason, as listed
-    gpu_only: bool                          # every interpreter case fp32, some GPU case not
+    gpu_only: bool                          # some GPU-only case is bf16: precision survivors are judged there
     complete: bool                          # every mutant of the puzzle was run (no --class, --sample)
     seconds: float = 0.0
     status: dict[str, str] = field(default_factory=dict)   # id -> caught, equivalent, gpu_only, survived
