@@ -1,6 +1,7 @@
 """Exceptions from a learner's kernel, as one short message that points at the learner's line."""
 from __future__ import annotations
 
+import ast
 import re
 import traceback
 from dataclasses import asdict, dataclass
@@ -158,6 +159,158 @@ def _advice(reason: str, source: KernelSource) -> str:
     return ""
 
 
+# Mistakes that both Triton's compiler and its interpreter reject, each in its own words; the
+# learner's line tells which mistake it is. _mistake says it once, for either.
+_ELEMENT_REASONS = re.compile(r"__setitem__ is not supported|does not support item assignment|object is not "
+                              r"iterable|unsupported tensor index|`_semantic` argument must be provided")
+_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"}
+
+
+def _statement(tree: ast.AST, lineno: int) -> ast.AST | None:
+    """The innermost statement at `lineno`; of a compound one (if, for, while) only its header."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno and (node.end_lineno or 0) <= (best.end_lineno or 0):
+                best = node
+    if isinstance(best, (ast.If, ast.While)):
+        return best.test
+    if isinstance(best, ast.For):
+        return best.iter
+    return None if isinstance(best, (ast.FunctionDef, ast.With, ast.Try)) else best
+
+
+def _element_index(node: ast.AST) -> ast.Subscript | None:
+    """`x[i]`: a block indexed by an element (Triton's blocks take only [:, None]-style indices)."""
+    def is_axis(index: ast.AST) -> bool:
+        return isinstance(index, ast.Slice) or (isinstance(index, ast.Constant) and index.value is None)
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+            index = sub.slice
+            parts = index.elts if isinstance(index, ast.Tuple) else [index]
+            if not all(is_axis(part) for part in parts):
+                return sub
+    return None
+
+
+def _axis_of(call: ast.Call) -> str:
+    """The axis a reduction call names ('' if none: it reduces the whole block to a scalar)."""
+    for keyword in call.keywords:
+        if keyword.arg == "axis":
+            return ast.unparse(keyword.value)
+    positional = call.args[1:] if isinstance(call.func, ast.Attribute) and _is_tl(call.func.value) else call.args
+    return ast.unparse(positional[0]) if positional else ""
+
+
+def _is_tl(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("tl", "triton_language")
+
+
+def _reduction_in(node: ast.AST) -> ast.Call | None:
+    """A reduction along an axis in `node`: tl.sum(x, axis=0), x.max(1), ..."""
+    for call in ast.walk(node):
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in _REDUCTIONS and _axis_of(call) not in ("", "None")):
+            return call
+    return None
+
+
+def _reduction_feeding(tree: ast.AST, statement: ast.AST, lineno: int) -> ast.Call | None:
+    """The nearest reduction along an axis whose result reaches the statement at `lineno`: on that
+    line, or through the assignments before it in the same function (None if there is none)."""
+    found = _reduction_in(statement)
+    if found is not None:
+        return found
+    function = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                     and n.lineno <= lineno <= (n.end_lineno or n.lineno)), None)
+    if function is None:
+        return None
+    assignments = [n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                   and n.lineno < lineno and n.value is not None]
+    wanted = [n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    seen: set[str] = set()
+    while wanted:
+        name = wanted.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        defs = [a for a in assignments if any(isinstance(t, ast.Name) and t.id == name
+                                              for target in (a.targets if isinstance(a, ast.Assign) else [a.target])
+                                              for t in ast.walk(target))]
+        if not defs:
+            continue
+        latest = max(defs, key=lambda a: a.lineno)
+        found = _reduction_in(latest.value)
+        if found is not None:
+            return found
+        wanted += [n.id for n in ast.walk(latest.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return None
+
+
+def _shape_mismatch(reason: str) -> str:
+    """'4 and 8 elements along dimension 0', from Triton's words for blocks that do not broadcast."""
+    m = re.search(r"incompatible dimensions at index (\d+): (\d+) and (\d+)", reason)
+    if m:
+        return f"{m.group(2)} and {m.group(3)} elements along dimension {m.group(1)}"
+    m = re.search(r"expanded size of the tensor \((\d+)\) must match the existing size \((\d+)\) at "
+                  r"non-singleton dimension (\d+)", reason)
+    if m:
+        return f"{m.group(2)} and {m.group(1)} elements along dimension {m.group(3)}"
+    m = re.search(r"Cannot broadcast, rank mismatch: \[?([\d, ]*)\]?, \[?([\d, ]*)\]?", reason)
+    if m:
+        return f"of shapes [{m.group(1)}] and [{m.group(2)}]"
+    return ""
+
+
+def _mistake(reason: str, source: KernelSource, line: int) -> str:
+    """A beginner's mistake that Triton's compiler and its interpreter both reject, in one sentence
+    that fits either ('' if the reason and the learner's line are no such mistake)."""
+    if not line:
+        return ""
+    try:
+        tree = ast.parse(source.text)
+    except SyntaxError:
+        return ""
+    statement = _statement(tree, line)
+    if statement is None:
+        return ""
+    if _ELEMENT_REASONS.search(reason):
+        sub = _element_index(statement)
+        if sub is not None:
+            name, index = sub.value.id, ast.unparse(sub.slice)
+            lane = f"tl.arange(0, BLOCK) == {index}"
+            if isinstance(sub.ctx, ast.Store):
+                what, how = "writes", f"to change one lane, `{name} = tl.where({lane}, value, {name})`"
+            else:
+                what, how = "reads", f"for one lane's value, `tl.sum(tl.where({lane}, {name}, 0), axis=0)`"
+            loop = ", without a loop over its elements" if source.in_loop(line) else ""
+            return (f"`{name}[{index}]` {what} one element of the block `{name}`, and a Triton block cannot be "
+                    f"indexed element by element (`{name}[:, None]` only adds an axis). Compute on the whole "
+                    f"block at once{loop}; {how}.")
+    m = re.search(r"unexpected type ((?:fp|bf)\d+\w*)", reason)
+    if m and any(isinstance(n, ast.FloorDiv) for n in ast.walk(statement)):
+        return (f"`//` is integer division (it rounds down to a whole number), which Triton has for integers "
+                f"only, and this line uses it on {m.group(1)} values. Divide with `/`; to round the quotient "
+                f"down as well, tl.floor(a / b).")
+    shapes = _shape_mismatch(reason)
+    if shapes:
+        message = (f"two blocks of different shapes meet on this line, {shapes} (two blocks combine only where "
+                   f"each dimension has the same length, or 1).")
+        reduction = _reduction_feeding(tree, statement, line)
+        if reduction is None:
+            return message + (" Where does each block get its shape: a reduction's axis, a [:, None] or "
+                              "[None, :] missing or misplaced, another block size?")
+        if reduction.lineno == line:
+            found = f"`{ast.unparse(reduction)}` on this line"
+        else:
+            code = ast.get_source_segment(source.text, _statement(tree, reduction.lineno) or reduction)
+            found = f"at {source.describe_line(reduction.lineno)}, `{' '.join((code or '').split())}`"
+        return message + (f" A reduction along the wrong axis may be the cause: {found} reduces along axis "
+                          f"{_axis_of(reduction)}; of a [rows, columns] block, axis=0 leaves one value per column "
+                          f"and axis=1 one per row.")
+    return ""
+
+
 def _compile_error(chain: list[BaseException], source: KernelSource, full: str) -> KernelError:
     """One message for Triton's compiler rejecting a kernel: on a GPU, or checker/frontend.py's run of
     the same front end in the interpreter."""
@@ -171,6 +324,10 @@ def _compile_error(chain: list[BaseException], source: KernelSource, full: str) 
         text = str(deepest).strip().split("\n")
         reason = text[-1] if deepest in compile_errors else f"{type(deepest).__name__}: {text[0]}"
     reason = reason.strip()
+    mistake = _mistake(reason, source, line)
+    if mistake:  # the interpreter rejects it too: no "on a GPU only" here
+        return KernelError("compile", f"the kernel does not compile: {mistake}", source.describe_line(line),
+                           source.line_text(line), full, cause="compile")
     advice = _advice(reason, source)
     frontend = any(type(e).__name__ == "GpuCompileError" for e in chain)
     if advice:
@@ -203,5 +360,6 @@ def describe(exc: BaseException, source: KernelSource) -> KernelError:
                            "access may crash like this, or silently read garbage; run the check on the CPU "
                            "(the interpreter names the line and the offsets).", "", "", full,
                            candidates=("mask", "address"))
-    return KernelError("exception", f"{type(root).__name__}: {text}",
+    mistake = _mistake(str(root), source, line)
+    return KernelError("exception", mistake or f"{type(root).__name__}: {text}",
                        source.describe_line(line) if line else "", source.line_text(line) if line else "", full)

@@ -10,10 +10,12 @@ and list the page in _toc.yml. `python -m pytest -m pNN` runs the puzzle's contr
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from pathlib import Path
 
 from checker.spec import REPO_ROOT
+from checker.stubs import NOTEBOOK_METADATA
 
 SPEC = '''"""Puzzle {n}: {title}."""
 from checker.declare import case, part, puzzle, randn
@@ -141,9 +143,7 @@ def notebook(number: int, title: str, parts: list[tuple[str, str, list[str]]]) -
             cells.append(v4.new_code_cell(f"# {kernel}", metadata={"tags": ["kernel"]}))
         cells.append(v4.new_code_cell(f'check("{key}", "{name}")'))
     cells.append(v4.new_markdown_cell(DONE.format(key=key)))
-    nb = v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"}})
+    nb = v4.new_notebook(cells=cells, metadata=copy.deepcopy(NOTEBOOK_METADATA))
     nbformat.validate(nb)
     return nb
 

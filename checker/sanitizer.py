@@ -696,7 +696,9 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
     offset = (addr - view.start) // view.itemsize
     doing = {LOAD: "loads this element", STORE: "stores to this element",
              ATOMIC: f"updates this element with tl.{op}"}[kind]
-    done = "stored to it with a plain tl.store" if other_stored else "also reads or updates it"
+    # a load or an atomic races only with another program's plain store, so a conflict with an
+    # access that was no store is this program's store meeting the other's load or atomic
+    done = "stored to it with a plain tl.store" if other_stored else "reads it or updates it with an atomic"
     cause, candidates = "atomic", ()
     if _is_shared(buf):
         fix = ("Fix: this output sums shares from several programs: add each share with tl.atomic_add "

@@ -1,14 +1,17 @@
 """Learner stubs, derived from the reference solution so the two cannot drift apart.
 
 A stub is the solution kernel's decorator, signature and docstring, then a TODO and a raise.
-`python -m checker.stubs --verify` fails when a notebook's kernel cells differ from the stubs;
-`--write` rewrites those cells (and nothing else) from the solution.
+`python -m checker.stubs --verify` fails when a notebook's kernel cells differ from the stubs, or
+its metadata from NOTEBOOK_METADATA; `--write` rewrites those cells from the solution, and the
+metadata (and nothing else).
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -17,6 +20,18 @@ from checker.source import KERNEL_TAG, cell_text
 from checker.spec import Puzzle
 
 TODO = "    # TODO: write this kernel, then run the check cell below.\n"
+
+# A puzzle notebook's metadata: what JupyterLab writes into a notebook when it opens it with
+# ipykernel's Python kernel (the kernel's spec, and the language_info its kernel_info reports), so
+# that opening a notebook changes nothing in it. All but language_info's "version", the Python
+# version of the machine, which JupyterLab adds (see keep_metadata).
+# tests/test_notebook_metadata.py compares this with what a running kernel reports.
+NOTEBOOK_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"codemirror_mode": {"name": "ipython", "version": 3}, "file_extension": ".py",
+                      "mimetype": "text/x-python", "name": "python", "nbconvert_exporter": "python",
+                      "pygments_lexer": "ipython3"},
+}
 
 
 def stub_text(solution: str, name: str) -> str:
@@ -56,8 +71,14 @@ def restubbed(puzzle: Puzzle, notebook: dict) -> dict:
 
 
 def differences(puzzle: Puzzle) -> list[str]:
-    """How the puzzle's notebook's kernel cells differ from the solution's stubs ([] if they do not)."""
-    return differences_in(puzzle, json.loads(puzzle.notebook.read_text(encoding="utf-8")))
+    """How the puzzle's notebook's kernel cells differ from the solution's stubs, and its metadata
+    from NOTEBOOK_METADATA ([] if they do not)."""
+    notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
+    problems = differences_in(puzzle, notebook)
+    if notebook.get("metadata") != NOTEBOOK_METADATA:
+        problems.append(f"{puzzle.notebook.name}: its metadata is not checker.stubs.NOTEBOOK_METADATA "
+                        f"(what JupyterLab writes on opening it)")
+    return problems
 
 
 def differences_in(puzzle: Puzzle, notebook: dict) -> list[str]:
@@ -76,10 +97,36 @@ def differences_in(puzzle: Puzzle, notebook: dict) -> list[str]:
 
 
 def write_notebook(path: Path, notebook: dict) -> None:
-    """In Jupyter's own format (nbformat: sorted keys, one-space indent), so a rewrite changes only
-    the cells that changed."""
+    """In Jupyter's own format (nbformat: sorted keys, one-space indent, as Jupyter's server saves
+    it), so a rewrite changes only the cells that changed."""
     import nbformat
-    nbformat.write(nbformat.from_dict(notebook), str(path))
+    # read back first, as the server reads what JupyterLab sends: each cell's source one string,
+    # which nbformat.write splits into lines
+    nbformat.write(nbformat.reads(json.dumps(notebook), as_version=4), str(path))
+
+
+def keep_metadata(model: dict, path: str, contents_manager, **kwargs) -> None:
+    """A Jupyter server's save hook that keeps a notebook saved without language_info's "version"
+    without it:  jupyter lab --ContentsManager.pre_save_hook=checker.stubs.keep_metadata
+
+    JupyterLab writes the kernel's language_info into a notebook when it opens it, Python version
+    included, and then saves the notebook (autosave) as changed. The puzzle notebooks carry all of
+    that but the version (NOTEBOOK_METADATA), so with this hook a notebook that was only opened is
+    saved byte for byte as it was, and `git status` lists only the notebooks whose cells changed.
+    A notebook whose file names a version, or that is not saved yet, is saved as JupyterLab sends it.
+    """
+    if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
+        return
+    info = model["content"].get("metadata", {}).get("language_info")
+    if not isinstance(info, dict) or "version" not in info:
+        return
+    try:
+        with open(os.path.join(contents_manager.root_dir, path.strip("/")), encoding="utf-8") as f:
+            before = json.load(f).get("metadata", {}).get("language_info")
+    except (OSError, ValueError, TypeError, AttributeError):
+        return
+    if isinstance(before, dict) and "version" not in before:
+        del info["version"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.write:
             notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
             restubbed(puzzle, notebook)
+            notebook["metadata"] = copy.deepcopy(NOTEBOOK_METADATA)
             write_notebook(puzzle.notebook, notebook)
             print(f"wrote {puzzle.notebook.name}")
         for problem in differences(puzzle):

@@ -265,3 +265,40 @@ def test_a_wrong_kernel_run_in_jupyterlab_gets_the_rich_report_and_the_figure(la
     assert "expected" in text and "got" in text, text  # the first wrong values are shown
     assert "not implemented yet" not in text, "the checker read the stub on disk, not the kernel as run"
     assert notebook.read_bytes() == on_disk, "the check wrote to the notebook"
+
+
+@pytest.fixture()
+def lab_keeping_metadata(tmp_path, monkeypatch, request):
+    """The `lab` server, started with the save hook the README names (checker.stubs.keep_metadata)."""
+    config = tmp_path / ".jupyter-config"
+    config.mkdir()
+    (config / "jupyter_server_config.json").write_text(json.dumps(
+        {"ContentsManager": {"pre_save_hook": "checker.stubs.keep_metadata"}}))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(config))
+    return request.getfixturevalue("lab")
+
+
+def test_a_puzzle_notebook_opened_and_saved_in_jupyterlab_is_unchanged(lab_keeping_metadata):
+    """JupyterLab writes the kernel's spec and language_info into a notebook it opens; the puzzle
+    notebooks carry exactly that (checker.stubs.NOTEBOOK_METADATA) but the Python version, which the
+    save hook keeps out. So a notebook opened, its kernel started, and saved is byte for byte the
+    committed one: `git status` lists only the notebooks a learner changed."""
+    url, notebook = lab_keeping_metadata
+    on_disk = notebook.read_bytes()
+    with chromium(1280, 1000) as cdp:
+        cdp.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
+        cdp.send("Page.navigate", {"url": url})
+        _wait_for(cdp, f"{NOTEBOOK} && {NOTEBOOK}.context && {NOTEBOOK}.context.isReady", "the notebook open")
+        _wait_for(cdp, f"{NOTEBOOK}.sessionContext.session && {NOTEBOOK}.sessionContext.session.kernel "
+                       f"&& {NOTEBOOK}.sessionContext.session.kernel.status === 'idle'", "its kernel started")
+        # JupyterLab has written the kernel's language_info (with the Python version) into the model
+        _wait_for(cdp, f"({NOTEBOOK}.content.model.getMetadata('language_info') || {{}}).version",
+                  "the kernel's language_info in the notebook")
+        _wait_for(cdp, f"({NOTEBOOK}.content.model.getMetadata('kernelspec') || {{}}).display_name",
+                  "the kernel's spec in the notebook")
+        in_lab = cdp.evaluate(f"{NOTEBOOK}.content.model.metadata")
+        cdp.evaluate(f"{NOTEBOOK}.context.save()")  # what autosave does two minutes later
+        _wait_for(cdp, f"!{NOTEBOOK}.content.model.dirty", "the notebook saved", 30)
+    assert in_lab["language_info"].pop("version"), in_lab
+    assert in_lab == json.loads(on_disk)["metadata"], "JupyterLab writes other metadata than the notebook has"
+    assert notebook.read_bytes() == on_disk, "JupyterLab saved a notebook it only opened with changes"
