@@ -173,6 +173,16 @@ P01_CHECK = 'check("p01"'  # the notebook's own check cell
 P02_CHECK = 'check("p02")'
 
 
+def _open_with_its_kernel(cdp, url: str) -> None:
+    """Open the notebook's page and wait until the notebook is loaded and its kernel idle."""
+    # a headless page never has the focus, and JupyterLab's current notebook follows the focus
+    cdp.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
+    cdp.send("Page.navigate", {"url": url})
+    _wait_for(cdp, f"{NOTEBOOK} && {NOTEBOOK}.context && {NOTEBOOK}.context.isReady", "the notebook open")
+    _wait_for(cdp, f"{NOTEBOOK}.sessionContext.session && {NOTEBOOK}.sessionContext.session.kernel "
+                   f"&& {NOTEBOOK}.sessionContext.session.kernel.status === 'idle'", "its kernel started")
+
+
 def _outputs(prefix: str) -> str:
     return CHECK_OUTPUTS.replace("PREFIX", json.dumps(prefix))
 
@@ -206,12 +216,7 @@ def test_a_wrong_kernel_run_in_jupyterlab_gets_the_rich_report_and_the_figure(la
     url, notebook = lab
     on_disk = notebook.read_bytes()
     with chromium(1400, 1200) as cdp:
-        # a headless page never has the focus, and JupyterLab's current notebook follows the focus
-        cdp.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
-        cdp.send("Page.navigate", {"url": url})
-        _wait_for(cdp, f"{NOTEBOOK} && {NOTEBOOK}.context && {NOTEBOOK}.context.isReady", "the notebook open")
-        _wait_for(cdp, f"{NOTEBOOK}.sessionContext.session && {NOTEBOOK}.sessionContext.session.kernel "
-                       f"&& {NOTEBOOK}.sessionContext.session.kernel.status === 'idle'", "its kernel started")
+        _open_with_its_kernel(cdp, url)
         # the learner types the (wrong) kernel into the cell tagged `kernel`, without saving, and, at the
         # end, puzzle 2's kernel without a mask and its check
         cdp.evaluate(f"""(() => {{ const nb = {NOTEBOOK}.content.model, cells = nb.cells;
@@ -286,11 +291,7 @@ def test_a_puzzle_notebook_opened_and_saved_in_jupyterlab_is_unchanged(lab_keepi
     url, notebook = lab_keeping_metadata
     on_disk = notebook.read_bytes()
     with chromium(1280, 1000) as cdp:
-        cdp.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
-        cdp.send("Page.navigate", {"url": url})
-        _wait_for(cdp, f"{NOTEBOOK} && {NOTEBOOK}.context && {NOTEBOOK}.context.isReady", "the notebook open")
-        _wait_for(cdp, f"{NOTEBOOK}.sessionContext.session && {NOTEBOOK}.sessionContext.session.kernel "
-                       f"&& {NOTEBOOK}.sessionContext.session.kernel.status === 'idle'", "its kernel started")
+        _open_with_its_kernel(cdp, url)
         # JupyterLab has written the kernel's language_info (with the Python version) into the model
         _wait_for(cdp, f"({NOTEBOOK}.content.model.getMetadata('language_info') || {{}}).version",
                   "the kernel's language_info in the notebook")

@@ -167,6 +167,13 @@ def watchdog(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+# Set once a watchdog has interrupted an in-process check: the interrupt can land in the middle of an
+# interpreted launch, which leaves Triton's interpreter half-patched (its stand-ins wrapped again at
+# every later launch, until each one fails with RecursionError). From then on every mutant runs in a
+# worker process, as a hang does in the checker itself.
+_interrupted_here = False
+
+
 def check_mutant(puzzle: Puzzle, mutant: Mutant, parts: list[str], *, backend: str = "interpreter",
                  timeout: float = DEFAULT_TIMEOUT, seed: int = 0) -> Outcome:
     """Run the checker on a mutant's text, for the parts it touches, and say what it caught."""
@@ -174,7 +181,8 @@ def check_mutant(puzzle: Puzzle, mutant: Mutant, parts: list[str], *, backend: s
     lines: list[str] = []
     source = from_text(mutant.text, "kernels.py")
     options = dict(backend=backend, timeout=timeout, seed=seed, write=lines.append, shards=1)
-    isolated = backend != "interpreter" or may_hang(mutant)
+    global _interrupted_here
+    isolated = backend != "interpreter" or may_hang(mutant) or _interrupted_here
     report = None
     if not isolated:
         try:
@@ -183,7 +191,7 @@ def check_mutant(puzzle: Puzzle, mutant: Mutant, parts: list[str], *, backend: s
                 report = run_check(puzzle, parts, source, in_process=True, **options)
         except WatchdogFired:
             lines.clear()
-            isolated = True
+            isolated = _interrupted_here = True
     if isolated:
         report = run_check(puzzle, parts, source, in_process=False, **options)
     if report.usage_error:  # no CUDA for --backend gpu: nothing was checked
