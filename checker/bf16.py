@@ -69,11 +69,13 @@ def enable() -> None:
 
 def _install(owner, name: str, make) -> None:
     """owner.name = make(current value), unless ours is already there."""
+    from checker.compat import wraps_with
     current = getattr(owner, name)
-    if getattr(current, "checker_bf16", False):
+    if wraps_with(current, "checker_bf16"):
         return
     new = make(current)
     new.checker_bf16 = True
+    new.__wrapped__ = current
     setattr(owner, name, new)
 
 

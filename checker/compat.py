@@ -5,6 +5,19 @@ from __future__ import annotations
 import inspect
 
 
+def wraps_with(fn, flag: str) -> bool:
+    """Is a wrapper marked `flag` anywhere in fn's chain of wrappers (each keeps the function it
+    wraps in __wrapped__)? Two modules that wrap the same method (bf16 and the fixes below both wrap
+    cast_impl) must look down the chain: each on top hides the other, and a check of the top alone
+    wraps again at every call, until the chain is deeper than Python's recursion limit."""
+    seen = 0
+    while fn is not None and seen < 100:
+        if getattr(fn, flag, False):
+            return True
+        fn, seen = getattr(fn, "__wrapped__", None), seen + 1
+    return False
+
+
 def fix_interpreter() -> None:
     """Every fix below, each switched off where its Triton does not need it."""
     fix_interpreter_index()
@@ -182,7 +195,7 @@ def fix_interpreter_float_to_int() -> None:
     from triton.runtime import interpreter
     builder = interpreter.InterpreterBuilder
     original = builder.cast_impl
-    if getattr(original, "checker_compat", False):
+    if wraps_with(original, "checker_compat"):
         return
 
     def cast_impl(self, src, dst_type):
@@ -193,4 +206,5 @@ def fix_interpreter_float_to_int() -> None:
         return original(self, src, dst_type)
 
     cast_impl.checker_compat = True
+    cast_impl.__wrapped__ = original
     builder.cast_impl = cast_impl

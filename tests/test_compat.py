@@ -144,3 +144,28 @@ def test_a_float_that_does_not_fit_saturates_as_on_a_gpu():
     i8 = [-128, 127, -3, 3, 127, 0, 127, -128]
     i32 = [-211, 300, -3, 3, 127, 0, 2**31 - 1, -2**31]
     assert out.tolist() == [(a * 1000 + b + 2**31) % 2**32 - 2**31 for a, b in zip(i8, i32)]
+
+
+def test_two_modules_wrapping_one_method_wrap_it_once_each():
+    """bf16 and compat both wrap the interpreter's cast_impl. Enabled again and again in one
+    process (a warm worker's checks, a test run), each must find its wrapper under the other's:
+    a chain that grew at every check reached Python's recursion limit after some hundreds."""
+    from triton.runtime import interpreter
+
+    from checker import bf16, compat
+
+    def depth(fn) -> int:
+        """Wrappers above the interpreter's own cast_impl: each holds the one below in its closure."""
+        n = 0
+        while fn is not None:
+            below = [c.cell_contents for c in (fn.__closure__ or ()) if getattr(c.cell_contents, "__name__", "") == "cast_impl"]
+            fn, n = (below[0] if below else None), n + 1
+        return n
+
+    compat.fix_interpreter()
+    bf16.enable()
+    first = depth(interpreter.InterpreterBuilder.cast_impl)
+    for _ in range(5):
+        compat.fix_interpreter()
+        bf16.enable()
+    assert depth(interpreter.InterpreterBuilder.cast_impl) == first <= 3
