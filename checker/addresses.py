@@ -426,8 +426,8 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
     return None
 
 
-def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...],
-                        scalars: dict[str, int]) -> Optional[Finding]:
+def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
+                        active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
     """A 2-D block whose axes step by the tensor's strides in the other order walks it transposed:
     right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
     of the two, the addresses cannot say; that they disagree with the masks, the access shows."""
@@ -436,6 +436,11 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...],
     rows_apart, cols_apart = layout.strides
     if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):
         return None
+    outside = active & ((offsets < 0) | (offsets >= layout.span))
+    for axis in (0, 1):
+        unmasked = bool((active == active.take([0], axis=axis)).all())
+        if unmasked and not bool((outside == outside.take([0], axis=axis)).all()):
+            return None  # the lanes outside run along an axis the mask leaves alone: a mask missing there
     return Finding(
         f"The block walks {layout.label} transposed: its axis 0 steps by {steps[0]}, {layout.label}'s step from "
         f"one column to the next, and its axis 1 by {steps[1]}{name_of(steps[1], scalars)}, the step from one "
@@ -455,7 +460,7 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     finding = (_step_finding(layout, steps, offsets.shape, scalars)
-               or _transposed_finding(layout, steps, scalars)
+               or _transposed_finding(layout, steps, offsets, active, scalars)
                or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)

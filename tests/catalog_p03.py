@@ -25,7 +25,7 @@ BUGS = [
               "parenthesised form"),
     Bug("x_and_y_swapped", "forward",
         (("z = y[:, None] + x[None, :]", "z = x[:, None] + y[None, :]", 1),),
-        reasons=(("incompatible dimensions",), ("transposed",)),
+        reasons=(("two blocks of different shapes meet", "incompatible dimensions"), ("transposed",)),
         misleading=("atomic", "data race", "past the end", "never written"),
         notes="a [BLOCK_N, BLOCK_M] block stored through [BLOCK_M, BLOCK_N] pointers: a shape error, and when "
               "M == N the transpose of z"),
