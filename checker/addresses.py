@@ -426,6 +426,22 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
     return None
 
 
+def _in_order_stays_inside(layout: Layout, offsets: np.ndarray, active: np.ndarray) -> bool:
+    """Would the same lanes, with the strides in order, stay inside the tensor? The block's origin
+    read back as (column, row) is where it starts in order. Then the lanes outside come from the
+    swapped strides alone (a mask that is all true in this block, not one that is missing): a block
+    that sticks out past the tensor's edge sticks out in either order."""
+    coordinates = layout.coordinates(int(offsets.flat[0]))
+    if coordinates is None:
+        return False
+    row, col = coordinates
+    rows_apart, cols_apart = layout.strides
+    i, j = np.indices(offsets.shape)
+    in_order = col * rows_apart + row * cols_apart + i * rows_apart + j * cols_apart
+    lanes = in_order[np.broadcast_to(active, offsets.shape)]
+    return bool(lanes.size) and int(lanes.min()) >= 0 and int(lanes.max()) < layout.span
+
+
 def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
                         active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
     """A 2-D block whose axes step by the tensor's strides in the other order walks it transposed:
@@ -437,10 +453,11 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
     if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):
         return None
     outside = active & ((offsets < 0) | (offsets >= layout.span))
-    for axis in (0, 1):
-        unmasked = bool((active == active.take([0], axis=axis)).all())
-        if unmasked and not bool((outside == outside.take([0], axis=axis)).all()):
-            return None  # the lanes outside run along an axis the mask leaves alone: a mask missing there
+    if not _in_order_stays_inside(layout, offsets, active):
+        for axis in (0, 1):
+            unmasked = bool((active == active.take([0], axis=axis)).all())
+            if unmasked and not bool((outside == outside.take([0], axis=axis)).all()):
+                return None  # the lanes outside run along an axis the mask leaves alone: a mask missing there
     return Finding(
         f"The block walks {layout.label} transposed: its axis 0 steps by {steps[0]}, {layout.label}'s step from "
         f"one column to the next, and its axis 1 by {steps[1]}{name_of(steps[1], scalars)}, the step from one "

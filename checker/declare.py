@@ -22,6 +22,7 @@ instant; tensors are made only in the checker's worker process.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import zlib
 from dataclasses import dataclass, field
@@ -284,6 +285,7 @@ class DeclaredPuzzle:
         self.upstream = {y: dy for p in self.parts for y, dy in p.upstream.items()}
         self.overrides: dict[str, dict[str, TensorInput]] = {}
         self.cases = self._build_cases()
+        self.float64_on_cpu = False  # its formulas make CPU tensors: its references are computed there
 
     # -- cases --------------------------------------------------------------------------------
     def _block_name(self, size: str, params: Mapping[str, Any]) -> str | None:
@@ -382,12 +384,27 @@ class DeclaredPuzzle:
         return dict(call_by_name(self.reference_fn, self._names(case, values)))
 
     def reference(self, inputs: dict, case: Case) -> Reference:
+        return self._in_float64(inputs, lambda values: self._reference(values, case))
+
+    def _in_float64(self, inputs: dict, work: Callable[[dict], Any]) -> Any:
+        """work(float64 copies of the inputs), on the inputs' device, its tensors brought to the CPU.
+        A GPU computes a large case's reference, its known-bug variants and its shares in a fraction
+        of the time the CPU takes (most of a GPU check's time went there). A spec whose formulas
+        build tensors of their own on the CPU (an index from torch.arange) fails there on the first
+        such case: it is computed on the CPU from then on."""
         import torch
-        values = {}
-        for name, value in inputs.items():
-            if torch.is_tensor(value):
-                value = value.detach().cpu()
-                values[name] = value.double() if value.is_floating_point() else value.long()
+        device = next((v.device for v in inputs.values() if torch.is_tensor(v)), torch.device("cpu"))
+        if device.type != "cpu" and not self.float64_on_cpu:
+            try:
+                return _to_cpu(work(self._float64_values(inputs, device)))
+            except RuntimeError as err:
+                if "device" not in str(err):
+                    raise
+                self.float64_on_cpu = True
+        return work(self._float64_values(inputs, "cpu"))
+
+    def _reference(self, values: dict, case: Case) -> Reference:
+        import torch
         leaves = {}
         for wrt in set(self.grads.values()):
             leaves[wrt] = values[wrt].clone().requires_grad_()
@@ -441,7 +458,7 @@ class DeclaredPuzzle:
     def allocate(self, decl: PartDecl) -> Callable[[dict, Case], dict]:
         def allocate(inputs: dict, case: Case) -> dict:
             import torch
-            reference = self._forward(self._cpu_values(inputs), case)
+            reference = self._in_float64(inputs, lambda values: self._forward(values, case))
             device = next(v.device for v in inputs.values() if torch.is_tensor(v))
             outs = {}
             for o in decl.outputs:
@@ -462,8 +479,12 @@ class DeclaredPuzzle:
         return inputs[self.grads[name]]
 
     def _cpu_values(self, inputs: dict) -> dict:
+        return self._float64_values(inputs, "cpu")
+
+    @staticmethod
+    def _float64_values(inputs: dict, device: Any) -> dict:
         import torch
-        return {k: (v.detach().cpu().double() if v.is_floating_point() else v.detach().cpu().long())
+        return {k: (v.detach().to(device).double() if v.is_floating_point() else v.detach().to(device).long())
                 for k, v in inputs.items() if torch.is_tensor(v)}
 
     def launch(self, decl: PartDecl) -> Callable[[Any, dict, dict, Case], dict]:
@@ -488,6 +509,19 @@ def _rms(t) -> float:
     return float(t.pow(2).mean().sqrt()) if t.numel() else 0.0
 
 
+def _to_cpu(found: Any) -> Any:
+    """A Reference, a dict of tensors or a tensor, with every tensor moved to the CPU."""
+    import torch
+    if torch.is_tensor(found):
+        return found.cpu()
+    if isinstance(found, dict):
+        return {k: _to_cpu(v) for k, v in found.items()}
+    if isinstance(found, Reference):
+        return dataclasses.replace(found, **{f.name: _to_cpu(getattr(found, f.name))
+                                            for f in dataclasses.fields(found)})
+    return found
+
+
 def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
     """[S, *shape] shares and which elements each touches, from dense or (index, values) form."""
     import torch
@@ -496,9 +530,9 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
         index = index.reshape(-1).long()
         values = values.double().reshape(index.numel(), *shape[1:]) if len(shape) > 1 else \
             values.double().reshape(-1)
-        dense = torch.zeros((index.numel(),) + tuple(shape), dtype=torch.float64)
-        touch = torch.zeros((index.numel(),) + tuple(shape), dtype=torch.bool)
-        rows = torch.arange(index.numel())
+        dense = torch.zeros((index.numel(),) + tuple(shape), dtype=torch.float64, device=values.device)
+        touch = torch.zeros((index.numel(),) + tuple(shape), dtype=torch.bool, device=values.device)
+        rows = torch.arange(index.numel(), device=values.device)
         dense[rows, index] = values
         touch[rows, index] = True
         return dense, touch

@@ -262,6 +262,28 @@ def test_solution_passes_on_the_gpu(puzzle):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_float64_reference_on_the_gpu_is_the_cpus(puzzle):
+    """A GPU check computes its cases' float64 references on the GPU (or on the CPU, for a spec
+    whose formulas make CPU tensors): the same answer, known-bug variants and shares as the CPU's."""
+    import torch
+    chosen = [c for c in puzzle.cases() if c.documented][:1] + [c for c in puzzle.cases() if c.gpu_only][:1]
+    for case in chosen:
+        on_gpu = puzzle.reference(puzzle.make_inputs(case, "cuda"), case)
+        on_cpu = puzzle.reference(puzzle.make_inputs(case, "cpu"), case)
+        for field in ("outputs", "contributions", "touched"):
+            for name, want in getattr(on_cpu, field).items():
+                got = getattr(on_gpu, field)[name]
+                assert got.device.type == "cpu", (case.name, field, name)
+                assert torch.allclose(got.double(), want.double(), rtol=1e-9, atol=1e-12), (case.name, field, name)
+        for variant, outputs in on_cpu.alternatives.items():
+            for name, want in outputs.items():
+                assert torch.allclose(on_gpu.alternatives[variant][name], want, rtol=1e-9, atol=1e-12, equal_nan=True), \
+                    (case.name, variant, name)
+        assert on_gpu.condition == pytest.approx(on_cpu.condition, rel=1e-9), case.name
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
 def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
     # "rejected" needs one failing case: stop there, unless the bug must pass or its reasons are asked for

@@ -48,23 +48,33 @@ def formulas(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: torch.
     """The book's equations, chapter 3 to 6, with the statistics given.
 
     x_hat = (x - mean) rstd        z = gamma x_hat + beta        y = z W^T + bias
-    dz = dy W        g = dz gamma
+    dz = dy W        dW = dy^T z   dbias = sum_rows dy           (LayerNorm's own: layernorm_backward)
+    """
+    dz = dy @ w
+    ln = layernorm_backward(x, gamma, beta, dz, mean, rstd, jacobian_diagonal=jacobian_diagonal)
+    return {**ln, "output": ln["ln_output"] @ w.T + bias,
+            "grad_linear_weight": dy.T @ ln["ln_output"], "grad_linear_bias": dy.sum(0)}
+
+
+def layernorm_backward(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, dz: torch.Tensor,
+                       mean: torch.Tensor, rstd: torch.Tensor, *, jacobian_diagonal: bool = False) -> Tensors:
+    """LayerNorm's forward and backward given dz, the gradient at its output (p21 has no Linear:
+    its dz arrives as is, and an [H, H] identity in its place would cost three H^3 products).
+
+    g = dz gamma
     dx = rstd (g - mean(g) - x_hat mean(g x_hat))          (the full vector-Jacobian product)
-    dgamma = sum_rows dz x_hat   dbeta = sum_rows dz   dW = dy^T z   dbias = sum_rows dy
+    dgamma = sum_rows dz x_hat   dbeta = sum_rows dz
     jacobian_diagonal=True uses the element-wise trap dx = g rstd (1 - 1/H - x_hat^2 / H).
     """
     h = x.shape[-1]
     x_hat = (x - mean) * rstd
-    z = gamma * x_hat + beta
-    dz = dy @ w
     g = dz * gamma
     if jacobian_diagonal:
         dx = g * rstd * (1 - 1 / h - x_hat ** 2 / h)
     else:
         dx = rstd * (g - g.mean(dim=-1, keepdim=True) - x_hat * (g * x_hat).mean(dim=-1, keepdim=True))
-    return {"ln_output": z, "output": z @ w.T + bias, "grad_input": dx,
-            "grad_ln_weight": (dz * x_hat).sum(0), "grad_ln_bias": dz.sum(0),
-            "grad_linear_weight": dy.T @ z, "grad_linear_bias": dy.sum(0)}
+    return {"ln_output": gamma * x_hat + beta, "grad_input": dx,
+            "grad_ln_weight": (dz * x_hat).sum(0), "grad_ln_bias": dz.sum(0)}
 
 
 def contributions(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: torch.Tensor,
