@@ -355,17 +355,32 @@ class DeclaredPuzzle:
                 drawn[name] = recipe.draw(gen, dims[::-1] if recipe.transposed else dims, case.sizes)
         later = [n for n, r in recipes.items() if r.like is not None]
         if later:  # upstream gradients take the shape of the forward outputs
-            forward = self._forward(self._as_reference_inputs(drawn, recipes, case.dtype), case)
+            shapes = self._forward_shapes(drawn, recipes, case)
             for name in later:
-                like = forward[recipes[name].like]
-                drawn[name] = recipes[name].draw(gen, tuple(like.shape), case.sizes)
+                drawn[name] = recipes[name].draw(gen, shapes[recipes[name].like], case.sizes)
         inputs = {}
         for name, value in drawn.items():
             recipe = recipes[name]
             dtype = getattr(torch, case.dtype if recipe.dtype == "float" else recipe.dtype)
-            tensor = value.to(dtype).to(device).contiguous()
+            # rounded where it goes (a GPU rounds a large case's float64 draw in a fraction of the
+            # CPU's time; float64 to float32 or bfloat16 rounds the same on both)
+            tensor = value.to(device).to(dtype).contiguous()
             inputs[name] = tensor.T if recipe.transposed else tensor
         return {**inputs, **self.constants}
+
+    def _forward_shapes(self, drawn: Mapping[str, Any], recipes: Mapping[str, TensorInput], case: Case) -> dict:
+        """The forward outputs' shapes, from the forward run on the meta device (shapes, no arithmetic:
+        a large case's forward in float64 took seconds); computed where the forward cannot run there
+        (a shape that depends on the values)."""
+        import torch
+        try:
+            meta = {name: torch.empty(tuple(value.shape), device="meta",
+                                      dtype=torch.float64 if recipes[name].dtype == "float" else torch.long)
+                    for name, value in drawn.items()}
+            forward = self._forward(meta, case)
+        except Exception:  # noqa: BLE001 (any failure there only means: compute it)
+            forward = self._forward(self._as_reference_inputs(drawn, recipes, case.dtype), case)
+        return {name: tuple(value.shape) for name, value in forward.items() if torch.is_tensor(value)}
 
     def _as_reference_inputs(self, drawn: Mapping[str, Any], recipes: Mapping[str, TensorInput],
                              dtype: str) -> dict:

@@ -352,13 +352,16 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"whose loop never ran for so small a size?", "formula", "loop", "mask")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
-                  f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, or a "
-                  f"mask that keeps the wrong lanes?), the square root of a negative number{past}?",
-                  "stability", "formula", "fill", "mask")
+                  f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
+                  f"mask that keeps the wrong lanes, or a sum whose loop never ran?), the square root of a negative "
+                  f"number{past}?", "stability", "formula", "fill", "mask", "loop")
 
 
 # ---------------------------------------------------------------------------------------------
 # Known-bug variants
+
+
+VARIANT_SHAPE = 0.05  # a reproduced variant is within 5 % of its values (RMS): bf16 rounding is ~0.4 %
 
 
 def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance) -> list:
@@ -373,11 +376,18 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
             continue
         if (matches(got, alternative, scale, tol, condition=reference.condition)
                 and _distance(got, alternative, ref, scale, tol, reference.condition)
-                < 0.25 * _distance(got, ref, ref, scale, tol, reference.condition)):
+                < 0.25 * _distance(got, ref, ref, scale, tol, reference.condition)
+                and _rms(got - alternative.double().reshape(got.shape)) <= VARIANT_SHAPE * _rms(alternative)):
             # nearer the variant than the answer by a clear margin: a variant only a little way from
-            # the answer would otherwise match any kernel that is a little off (bf16 rounding)
+            # the answer would otherwise match any kernel that is a little off (bf16 rounding). And
+            # the variant's own numbers, not only its size: where the tolerance is wide (an
+            # ill-conditioned case) two outputs near 0 "match" whatever made them small
             found.append(pattern)
     return found
+
+
+def _rms(t: torch.Tensor) -> float:
+    return float(t.double().pow(2).mean().sqrt()) if t.numel() else 0.0
 
 
 def _distance(got: torch.Tensor, target: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,

@@ -19,8 +19,9 @@ import sys
 import time
 import urllib.request
 
-import nbformat
 import pytest
+
+nbformat = pytest.importorskip("nbformat")  # the GPU host runs the suite without the book's tools
 
 from checker import new, registry, stubs
 from checker.spec import REPO_ROOT

@@ -5,6 +5,8 @@ from checker.spec import SummaryPattern, Tolerance
 
 def last_k_step_only(A, B, K, BLOCK_K):  # what a kernel computes with acc reset inside the K loop
     start = (K - 1) // BLOCK_K * BLOCK_K
+    if start == BLOCK_K:  # two K steps: the last one alone is also what a loop that skips the first gives
+        return {}
     return {"C": A[:, start:] @ B[start:]}
 
 
