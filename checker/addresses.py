@@ -431,11 +431,11 @@ def _in_order_stays_inside(layout: Layout, offsets: np.ndarray, active: np.ndarr
     read back as (column, row) is where it starts in order. Then the lanes outside come from the
     swapped strides alone (a mask that is all true in this block, not one that is missing): a block
     that sticks out past the tensor's edge sticks out in either order."""
-    coordinates = layout.coordinates(int(offsets.flat[0]))
-    if coordinates is None:
-        return False
-    row, col = coordinates
     rows_apart, cols_apart = layout.strides
+    origin = int(offsets.flat[0])
+    if cols_apart != 1 or rows_apart <= 1 or origin < 0:
+        return False
+    row, col = divmod(origin, rows_apart)
     i, j = np.indices(offsets.shape)
     in_order = col * rows_apart + row * cols_apart + i * rows_apart + j * cols_apart
     lanes = in_order[np.broadcast_to(active, offsets.shape)]
@@ -447,7 +447,7 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
     """A 2-D block whose axes step by the tensor's strides in the other order walks it transposed:
     right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
     of the two, the addresses cannot say; that they disagree with the masks, the access shows."""
-    if len(steps) != 2 or len(layout.shape) != 2 or min(layout.shape) < 2 or None in steps:
+    if len(steps) != 2 or len(layout.shape) != 2 or max(layout.shape) < 2 or None in steps:
         return None
     rows_apart, cols_apart = layout.strides
     if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):

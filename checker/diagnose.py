@@ -225,13 +225,32 @@ def _layout_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolera
                            f"i * {ref.shape[1]} + j.", "address")
     for dtype, bits in ((torch.bfloat16, 8), (torch.float16, 11)):
         # every value exactly representable in 16 bits, and within one 16-bit step of the truth
-        # (a step, not half: the interpreter truncates where a GPU rounds to nearest)
+        # (a step, not half: the interpreter truncates where a GPU rounds to nearest); and the wrong
+        # ones are the truth rounded (or truncated) to 16 bits, not merely near it: a count off by
+        # one is within a bf16 step of a count past 256
         representable = bool((got.to(dtype).double() == got).all())
         close = bool(((got - ref).abs() <= 2.0 ** (1 - bits) * ref.abs() + absolute_tolerance(tol, scale, condition)).all())
-        if representable and close and not bool((ref.to(dtype).double() == ref).all()):
+        if (representable and close and not bool((ref.to(dtype).double() == ref).all())
+                and _mostly_rounded(got, ref, dtype, bits)):
             return certain(f"the values were rounded to {str(dtype).replace('torch.', '')} before the store, but "
                            f"this output is fp32: keep the fp32 value (no .to(...) to a 16-bit type).", "precision")
     return NO_HINT
+
+
+def _mostly_rounded(got: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, bits: int) -> bool:
+    """At least 90 % of the elements that differ from the truth are the truth rounded to `dtype`,
+    to nearest (a GPU) or toward zero (the interpreter). The rest: fp32 values that sat at a
+    rounding boundary."""
+    wrong = got != ref
+    if not bool(wrong.any()):
+        return False
+    truth = ref[wrong]
+    nearest = truth.to(dtype).double()
+    magnitude = nearest.abs().clamp(min=torch.finfo(dtype).tiny)
+    ulp = torch.exp2(torch.floor(torch.log2(magnitude)) - (bits - 1))
+    toward_zero = torch.where(nearest.abs() > truth.abs(), nearest - torch.sign(nearest) * ulp, nearest)
+    seen = got[wrong]
+    return float(((seen == nearest) | (seen == toward_zero)).double().mean()) >= 0.9
 
 
 def _index_text(flat: int, shape: tuple) -> str:
@@ -343,8 +362,9 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
         return asking(f"{elements} NaN or Inf, and this case's inputs are large (up to {evidence.input_peak:.4g}). "
                       f"Does the formula overflow with them: exp of a large number (fp32 overflows past exp(88.7)), "
                       f"a square or a sum that leaves the type's range? The numerically stable form of the formula "
-                      f"(subtract the maximum, centre before squaring) stays in range: is a term of it missing?",
-                      "stability", "precision", "formula")
+                      f"(subtract the maximum, centre before squaring) stays in range: is a term of it missing? Or, "
+                      f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
+                      f"underflows, and 0 / 0 is NaN)?", "stability", "precision", "formula", "fill")
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1]
     if ones:
         return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "

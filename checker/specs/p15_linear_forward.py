@@ -30,7 +30,8 @@ PUZZLE = puzzle(
               variant("bias_every_k_step", "loop", "y matches the bias added once per step over K: add it once, after "
                       "the loop (the epilogue).", bias_every_k_step)],
     hints={"wide": ("only the cases larger than one block fail: does each program take its own tile of y (rows from "
-                   "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?", ("address", "loop"))},
+                   "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K, adding "
+                   "every step into one accumulator (acc += ...)?", ("address", "loop", "accumulate"))},
     cases=[case(M=20, N=24, K=40, documented=True), case(M=32, N=32, K=32), case(M=33, N=17, K=19),
            case(M=16, N=12, K=16), case(M=1, N=1, K=1), case(M=64, N=48, K=64, BLOCK_M=32, BLOCK_K=32),
            case(M=5, N=64, K=50, BLOCK_N=32),

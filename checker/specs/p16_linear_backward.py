@@ -47,7 +47,8 @@ PUZZLE = puzzle(
                               lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("address", "atomic"))],
     hints={"wide": ("only the cases larger than one block fail: does each program take its tile from "
                    "tl.program_id(0) and tl.program_id(1), and does its loop walk the whole sum (all of N for "
-                   "dx, all of M for dW and db)?", ("address", "loop"))},
+                   "dx, all of M for dW and db), adding every step into one accumulator (acc += ...)?",
+                   ("address", "loop", "accumulate"))},
     cases=[case(M=40, N=24, K=20, documented=True), case(M=32, N=32, K=32), case(M=33, N=17, K=19),
            case(M=16, N=16, K=12), case(M=40, N=20, K=16), case(M=1, N=1, K=1),
            case(M=64, N=48, K=64, BLOCK_M=32, BLOCK_K=32), case(M=60, N=5, K=40, BLOCK_M=32), case(M=1, N=40, K=24),
