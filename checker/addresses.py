@@ -433,9 +433,11 @@ def _in_order_stays_inside(layout: Layout, offsets: np.ndarray, active: np.ndarr
     that sticks out past the tensor's edge sticks out in either order."""
     rows_apart, cols_apart = layout.strides
     origin = int(offsets.flat[0])
-    if cols_apart != 1 or rows_apart <= 1 or origin < 0:
+    outer, inner = max(rows_apart, cols_apart), min(rows_apart, cols_apart)
+    if inner != 1 or outer <= 1 or origin < 0:  # a dense layout, row- or column-major
         return False
-    row, col = divmod(origin, rows_apart)
+    first, second = divmod(origin, outer)
+    row, col = (first, second) if rows_apart == outer else (second, first)
     i, j = np.indices(offsets.shape)
     in_order = col * rows_apart + row * cols_apart + i * rows_apart + j * cols_apart
     lanes = in_order[np.broadcast_to(active, offsets.shape)]

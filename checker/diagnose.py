@@ -238,11 +238,11 @@ def _layout_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolera
 
 
 def _mostly_rounded(got: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, bits: int) -> bool:
-    """At least 90 % of the elements that differ from the truth are the truth rounded to `dtype`,
-    to nearest (a GPU) or toward zero (the interpreter). The rest: fp32 values that sat at a
-    rounding boundary."""
+    """At least 90 % of the elements that differ from the truth (four at least) are the truth
+    rounded to `dtype`, to nearest (a GPU) or toward zero (the interpreter). The rest: fp32 values
+    that sat at a rounding boundary."""
     wrong = got != ref
-    if not bool(wrong.any()):
+    if int(wrong.sum()) < 4:  # one count off by one can land on a bf16 value by chance (257 -> 256)
         return False
     truth = ref[wrong]
     nearest = truth.to(dtype).double()

@@ -55,6 +55,19 @@ def test_swapped_strides_ask_about_the_strides_before_the_mask():
     assert "transposed" in finding.text and "rows[:, None] * 50 (= N) + cols[None, :]" in finding.text
 
 
+@pytest.mark.parametrize(("layout", "block"), [(Layout("a_ptr", (4, 20), (20, 1), 4, 80), (4, 16)),   # row-major
+                                               (Layout("a_ptr", (20, 4), (1, 20), 4, 80), (16, 4))])  # column-major
+def test_swapped_strides_are_asked_about_where_the_in_order_walk_stays_inside(layout, block):
+    """Every lane's mask is true (the block lies within the tensor's rows and columns): in order it
+    stays inside the tensor, with the strides swapped it leaves it. Not a missing mask: ask, address first."""
+    rows, cols = np.arange(block[0]), np.arange(block[1])
+    lanes = rows[:, None] * layout.strides[1] + cols[None, :] * layout.strides[0]
+    assert lanes.max() >= layout.span
+    finding = addresses.out_of_bounds(layout, lanes, np.ones(block, bool), site_of({(0, 0, 0): lanes}), (0, 0, 0),
+                                      (1, 1, 1), {"M": layout.shape[0], "N": layout.shape[1]}, in_loop=False)
+    assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
+
+
 def test_a_stride_in_bytes_is_named():
     layout = Layout("x_ptr", (64,), (1,), 4, 64)
     lanes = np.arange(16) * 4
