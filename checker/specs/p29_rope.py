@@ -84,9 +84,8 @@ def backward(kernels, dq_out, dk_out, pos, dq, dk, B, T, HQ, HK, D, BLOCK_H, BLO
 def known(forward_sign=1.0, backward_sign=-1.0, interleaved=False, positions=None):
     """What a kernel with one known bug computes, every output: the forward turns by
     forward_sign * angle, the backward by backward_sign * angle (-1 is right: the transpose)."""
-    def compute(q, k, pos, dq_out, dk_out, T, D):
-        import torch
-        p = {None: pos, "t": torch.arange(T).expand_as(pos), "row0": pos[:1].expand_as(pos)}[positions]
+    def compute(q, k, pos, dq_out, dk_out, D):
+        p = pos if positions is None else pos.reshape(-1)[:1].expand_as(pos)  # "first": token 0's
         return {"q_out": turn(q, p, D, forward_sign, interleaved), "k_out": turn(k, p, D, forward_sign, interleaved),
                 "dq": turn(dq_out, p, D, backward_sign, interleaved),
                 "dk": turn(dk_out, p, D, backward_sign, interleaved)}
@@ -150,17 +149,13 @@ PUZZLE = puzzle(
                       "q_out and k_out match a turn by −angle: sin's sign is flipped. The forward is "
                       "out1 = x1·cos − x2·sin, out2 = x2·cos + x1·sin (x1: the head's first half).",
                       known(forward_sign=-1.0)),
-              variant("index_as_position", "address",
-                      "matches every token turned by its index t in the row, not by its position pos[b, t]: load "
-                      "the position from pos_ptr (batch rows here start at different positions).",
-                      known(positions="t")),
-              variant("first_row_positions", "address",
-                      "matches every batch row turned by the positions of row 0: the program for token "
-                      "b·T + t reads pos at that same index.", known(positions="row0"))],
+              variant("first_position", "address",
+                      "matches every token turned by the first token's position: each program loads its own, "
+                      "pos_ptr + its token's index b·T + t.", known(positions="first"))],
     cases=[case(B=2, T=3, HQ=4, HK=2, D=16, documented=True),
            case("D=96: half 48 of a 64-lane block", B=1, T=4, HQ=2, HK=1, D=96),
            case("D=80, 3 query heads, 1 key head", B=2, T=2, HQ=3, HK=1, D=80),
-           case("more heads than BLOCK_H (4)", B=1, T=3, HQ=6, HK=5, D=8, BLOCK_H=4),
+           case("more heads than BLOCK_H (4)", B=1, T=3, HQ=6, HK=5, D=20, BLOCK_H=4),
            case("more key heads than query heads", B=2, T=2, HQ=2, HK=4, D=12, BLOCK_H=2),
            case("random positions, repeats allowed", B=3, T=4, HQ=2, HK=2, D=10,
                 inputs={"pos": randint("B T", 0, "T")}),
