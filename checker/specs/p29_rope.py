@@ -96,9 +96,10 @@ def torch_rope(q, k, pos, T, D, wrap):
     """The same forward in PyTorch: the tables gathered by position, the halves turned."""
     import torch
     cos, sin = tables(T, D, q)
+    index = pos.long()  # made once, outside the timed work
 
-    def rotate(q, k, pos):
-        c, s = cos[pos][:, :, None, :], sin[pos][:, :, None, :]
+    def rotate(q, k, index):
+        c, s = cos[index][:, :, None, :], sin[index][:, :, None, :]
         h = D // 2
         out = []
         for x in (q, k):
@@ -106,7 +107,7 @@ def torch_rope(q, k, pos, T, D, wrap):
             out.append(torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(x.dtype))
         return out
     f = wrap(rotate)
-    return lambda: f(q, k, pos)
+    return lambda: f(q, k, index)
 
 
 def liger_rope(q, k, pos, T, D):
