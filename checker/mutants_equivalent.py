@@ -147,4 +147,11 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:rope_bwd_kernel:01c83950:0": MASKED_OUT,
         "fill.other:rope_bwd_kernel:252f261c:0": MASKED_OUT,
     },
+    "p30": {
+        "fill.other:swiglu_fwd_kernel:0abb1c0e:0": MASKED_OUT,
+        "fill.other:swiglu_fwd_kernel:8a9db0b0:0": MASKED_OUT,
+        "fill.other:swiglu_bwd_kernel:0abb1c0e:0": MASKED_OUT,
+        "fill.other:swiglu_bwd_kernel:8a9db0b0:0": MASKED_OUT,
+        "fill.other:swiglu_bwd_kernel:63a70aa8:0": MASKED_OUT,
+    },
 }

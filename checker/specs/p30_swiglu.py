@@ -52,20 +52,37 @@ def gate_bwd(kernels, a, b, dh, da, db, M, N, BLOCK):
     kernels.swiglu_bwd_kernel[(cdiv(M * N, BLOCK),)](a, b, dh, da, db, M * N, BLOCK=BLOCK)
 
 
+def unwritten_where(out, where):
+    """out, with the elements that `where` marks left as the checker's never-written fill: an
+    output computed from elements your kernel never wrote is reported as never written, not as a
+    NaN the arithmetic made."""
+    import torch
+    from checker.runcase import poison
+    if not bool(where.any()):
+        return out
+    fill = torch.empty_like(out)
+    poison(fill)
+    return torch.where(where.to(out.device), fill, out)
+
+
 def mlp_step(kernels, x, wg, wu, wd, dy, M, N, BLOCK):
     """The gated MLP's forward and backward: PyTorch's matmuls (puzzles 15 and 16 graded yours),
     your two gate kernels between them. Only a and b are kept from the forward: h is recomputed
     in the backward for dW_down, by your forward kernel."""
+    from checker.runcase import unwritten_mask
     a, b = x @ wg.T, x @ wu.T                      # the two up-projections, in x's dtype
     h = scratch((M, N), like=x)
     gate_fwd(kernels, a, b, h, M, N, BLOCK)
-    y = h @ wd.T
     dh = dy @ wd                                   # the gradient reaching h
     da, db = scratch((M, N), like=x), scratch((M, N), like=x)
     gate_bwd(kernels, a, b, dh, da, db, M, N, BLOCK)
-    return {"y": y, "dx": da @ wg + db @ wu,       # the three products that use da and db ...
-            "dwg": da.T @ x, "dwu": db.T @ x,
-            "dwd": dy.T @ h}                       # ... and dW_down, from h
+    h_gap, da_gap, db_gap = (unwritten_mask(t) for t in (h, da, db))
+    return {"y": unwritten_where(h @ wd.T, h_gap.any(1, keepdim=True)),
+            # the three products that use da and db ...
+            "dx": unwritten_where(da @ wg + db @ wu, (da_gap | db_gap).any(1, keepdim=True)),
+            "dwg": unwritten_where(da.T @ x, da_gap.any(0)[:, None]),
+            "dwu": unwritten_where(db.T @ x, db_gap.any(0)[:, None]),
+            "dwd": unwritten_where(dy.T @ h, h_gap.any(0)[None, :])}  # ... and dW_down, from h
 
 
 def step_dx(x, wg, wu, wd, dy):
