@@ -1,6 +1,12 @@
 """Puzzle 30: the SwiGLU gate h = silu(a)·b, forward and backward, then the whole gated MLP's backward."""
-from checker.declare import bench, case, part, puzzle, randn, scratch, uniform, variant
-from checker.spec import SummaryPattern
+from checker.declare import CONDITIONED, bench, case, out, part, puzzle, randn, scratch, uniform, variant
+from checker.spec import SummaryPattern, Tolerance
+
+# bf16 MLP outputs: a and b (x W), dh (dy W_down), then h, da and db are each rounded to bf16 before
+# the product that uses them, as PyTorch's bf16 MLP rounds them: three or four roundings of 2**-9
+# on the way to each output where a plain bf16 output has one (measured on the CPU: dW_up used 62 %
+# of the default bf16 tolerance in the documented sizes, whose products sum only 4 terms)
+MLP_BF16 = {"bfloat16": Tolerance(atol=3.2e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
 
 
 def cdiv(a: int, b: int) -> int:
@@ -126,7 +132,7 @@ PUZZLE = puzzle(
            part("backward", "da = dh · b · silu'(a), db = dh · silu(a)", ["swiglu_bwd_kernel"],
                 outputs=["da", "db"], grads={"da": "a", "db": "b"}, upstream={"h": "dh"}, launch=gate_bwd),
            part("mlp", "the gated MLP: forward, then dx, dW_gate, dW_up, dW_down",
-                ["swiglu_fwd_kernel", "swiglu_bwd_kernel"], outputs=["y", "dx", "dwg", "dwu", "dwd"],
+                ["swiglu_fwd_kernel", "swiglu_bwd_kernel"], outputs=[out(name, tolerance=MLP_BF16) for name in ("y", "dx", "dwg", "dwu", "dwd")],
                 grads={"dx": "x", "dwg": "wg", "dwu": "wu", "dwd": "wd"}, upstream={"y": "dy"}, launch=mlp_step)],
     params={"BLOCK": 128},
     formulas={"eq-p30-silu-grad": ("da", lambda a, b, dh: dh * b * silu_grad(a)),
