@@ -307,9 +307,11 @@ def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, i
 
 def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, ...], pid: Pid,
                      origins: dict[Pid, int], grid: tuple[int, int, int],
-                     scalars: dict[str, int]) -> Optional[Finding]:
+                     scalars: dict[str, int], sizes: Optional[dict[str, int]] = None) -> Optional[Finding]:
     """Two programs write one element: do their blocks overlap by construction? (the program id
-    unused, or moving the block by less than its width)."""
+    unused, or moving the block by less than its width). A move by one of the sizes the kernel was
+    given (HQ heads per token, say) in a block padded wider than it (BLOCK_H) fits a right start
+    whose padded rows are not masked as well as a wrong start: then it asks."""
     moved = program_steps(origins, grid)
     if moved is None:
         return None
@@ -330,6 +332,11 @@ def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tu
             if scalars and moved > 1 and moved not in scalars.values():
                 return Finding(text + f" {moved} is none of the sizes the kernel was given: is it hard-coded?", "",
                                ("address", "hardcoded"))
+            if moved in (sizes or {}).values():
+                return Finding(text.rsplit(" Program p's", 1)[0] + f" {moved}{name_of(moved, sizes)} is a size the "
+                               f"kernel was given: if each program owns {moved} {words}, its block's {words} past "
+                               f"them need a mask; if not, the start is wrong (program p's block would start at "
+                               f"p * {width}).", "", ("mask", "address"))
             return Finding(text, "address")
     return None
 
@@ -496,17 +503,18 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
 
 
 def overlapping_writes(layout: Layout, offsets: np.ndarray, site: Site, pid: Pid, grid: tuple[int, int, int],
-                       scalars: dict[str, int]) -> Optional[Finding]:
+                       scalars: dict[str, int], sizes: Optional[dict[str, int]] = None) -> Optional[Finding]:
     """Why two programs reached one element of a tensor that each element of belongs to one
     program; None when the addresses look right (then the lanes past a block's edge may be
-    reaching the next block: a mask)."""
+    reaching the next block: a mask). sizes: the launch's integer arguments that are not
+    constexprs (the tensor sizes it was given), where known."""
     steps = lane_steps(offsets)
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     return (_step_finding(layout, steps, offsets.shape, scalars)
             or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
             or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop=False)
-            or _overlap_finding(layout, steps, offsets.shape, pid, origins, grid, scalars))
+            or _overlap_finding(layout, steps, offsets.shape, pid, origins, grid, scalars, sizes or {}))
 
 
 def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[str, int]) -> Optional[Finding]:

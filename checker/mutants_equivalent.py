@@ -133,4 +133,25 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:ln_dx_kernel:6e4e8848:0": "the launch passes ROWS=1, so every row block is one row below M: no "
                                               "lane is padded",
     },
+    "p29": {
+        "fill.other:rope_fwd_kernel:f6dfb8c9:0": MASKED_OUT,
+        "fill.other:rope_fwd_kernel:a5301c33:0": MASKED_OUT,
+        "fill.other:rope_fwd_kernel:2eff541a:0": MASKED_OUT,
+        "fill.other:rope_fwd_kernel:c6906eb0:0": MASKED_OUT,
+        "fill.other:rope_fwd_kernel:9a573fd6:0": MASKED_OUT,
+        "fill.other:rope_fwd_kernel:a2adf1d0:0": MASKED_OUT,
+        "fill.other:rope_bwd_kernel:f6dfb8c9:0": MASKED_OUT,
+        "fill.other:rope_bwd_kernel:b99e7da4:0": MASKED_OUT,
+        "fill.other:rope_bwd_kernel:29dda396:0": MASKED_OUT,
+        "fill.other:rope_bwd_kernel:b7035ed2:0": MASKED_OUT,
+        "fill.other:rope_bwd_kernel:01c83950:0": MASKED_OUT,
+        "fill.other:rope_bwd_kernel:252f261c:0": MASKED_OUT,
+    },
+    "p30": {
+        "fill.other:swiglu_fwd_kernel:0abb1c0e:0": MASKED_OUT,
+        "fill.other:swiglu_fwd_kernel:8a9db0b0:0": MASKED_OUT,
+        "fill.other:swiglu_bwd_kernel:0abb1c0e:0": MASKED_OUT,
+        "fill.other:swiglu_bwd_kernel:8a9db0b0:0": MASKED_OUT,
+        "fill.other:swiglu_bwd_kernel:63a70aa8:0": MASKED_OUT,
+    },
 }

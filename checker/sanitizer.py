@@ -271,6 +271,7 @@ class _Launch:
         self.pid_i32 = np.int32(0)
         self.locks: set[int] = set()  # addresses the running program holds as a lock
         self.scalars = scalars        # the launch's integer arguments by name, to name values in reports
+        self.constexprs: frozenset = frozenset()  # which of them are constexprs (block sizes), not sizes
         # (learner file, line, tensor) -> its pointer blocks' steps and each program's origin there
         self.sites: dict[tuple[str, int, str], addresses.Site] = {}
         self.site_views: dict[tuple[str, int, str], _View] = {}
@@ -707,7 +708,8 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
         lanes = _lane_offsets(ptr, view)
         site = launch.sites.get((filename, lineno, view.name)) or addresses.Site(addresses.lane_steps(lanes),
                                                                                lanes.shape)
-        finding = addresses.overlapping_writes(view.layout(), lanes, site, pid, launch.grid, launch.scalars)
+        sizes = {n: v for n, v in launch.scalars.items() if n not in launch.constexprs}
+        finding = addresses.overlapping_writes(view.layout(), lanes, site, pid, launch.grid, launch.scalars, sizes)
         if finding is not None:
             fix = f"Each element of `{view.name}` belongs to exactly one program. {finding.text}"
             cause, candidates = finding.cause, finding.candidates
@@ -824,6 +826,7 @@ def _make_launch_hook() -> Callable:
         if prepared is None:  # no tensors, or memory we can't copy: run unchecked
             return original(self, *args, **kwargs)
         launch, args, kwargs = prepared
+        launch.constexprs = frozenset(getattr(self, "constexprs", ()))
         _launch = launch
         try:
             original(self, *args, **kwargs)

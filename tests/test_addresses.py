@@ -124,6 +124,25 @@ def test_overlapping_blocks_are_named():
     assert finding is not None and "overlap" in finding.text and finding.cause == "address"
 
 
+def test_a_move_by_a_given_size_in_a_wider_padded_block_asks_mask_or_address():
+    layout = Layout("q_ptr", (3, 3, 8), (24, 8, 1), 4, 72)           # [tokens, heads, D]: 3 heads per token
+    rows, cols = np.arange(4), np.arange(8)                          # a block of 4 heads, the 4th unmasked
+    by_pid = {(p, 0, 0): tile(rows + 3 * p, cols, 8) for p in range(3)}
+    finding = addresses.overlapping_writes(layout, by_pid[(1, 0, 0)], site_of(by_pid), (1, 0, 0), (3, 1, 1),
+                                           {"HQ": 3, "BLOCK_H": 4}, {"HQ": 3})
+    assert finding.cause == "" and finding.candidates == ("mask", "address") and "(= HQ)" in finding.text
+    # the same move by a block size (a constexpr) stays an address
+    finding = addresses.overlapping_writes(layout, by_pid[(1, 0, 0)], site_of(by_pid), (1, 0, 0), (3, 1, 1),
+                                           {"HQ": 3, "BLOCK_H": 4}, {})
+    assert finding.cause == "address"
+    # one head per token (HK = 1) in a block of 2
+    layout = Layout("k_ptr", (3, 1, 8), (8, 8, 1), 4, 24)
+    by_pid = {(p, 0, 0): tile(np.arange(2) + p, cols, 8) for p in range(2)}
+    finding = addresses.overlapping_writes(layout, by_pid[(1, 0, 0)], site_of(by_pid), (1, 0, 0), (3, 1, 1),
+                                           {"HK": 1, "BLOCK_H": 2}, {"HK": 1})
+    assert finding.candidates == ("mask", "address")
+
+
 def test_lanes_that_fit_another_tensor_ask_about_the_index():
     layout = Layout("hist_ptr", (5,), (1,), 4, 5)
     lanes = np.arange(8)
