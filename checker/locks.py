@@ -267,7 +267,7 @@ def _check_same_lock(state: _State, launch: Any, builder: Any, addrs: np.ndarray
     other = (seen != 0) & ~np.isin(seen, np.fromiter(held, dtype=np.int64, count=len(held)))
     if other.any():
         i = int(np.argmax(other))
-        raise _fault_other_lock(launch, builder, int(addrs[i]), int(seen[i]), lock)
+        raise _fault_other_lock(launch, builder, int(addrs[i]), int(seen[i]), lock, _rows_spanned(launch, addrs))
     record[idx[seen == 0]] = lock
 
 
@@ -325,11 +325,12 @@ def _guarded_text(launch: Any, addr: int) -> str:
     return f"{_element(launch, addr)} (shared by the programs of a group)"
 
 
-def _fault(builder: Any, launch: Any, addr: int, lines: list[str]) -> Exception:
+def _fault(builder: Any, launch: Any, addr: int, lines: list[str], cause: str = "lock",
+           candidates: tuple = ()) -> Exception:
     from checker.sanitizer import KernelFault
     filename, lineno = _site()
     return KernelFault("lock", tuple(int(i) for i in builder.grid_idx), filename, lineno,
-                       _name_of(launch, addr)[0], "\n".join(lines), cause="lock")
+                       _name_of(launch, addr)[0], "\n".join(lines), cause=cause, candidates=candidates)
 
 
 _VERBS = {LOAD: "reads", STORE: "stores to", ATOMIC: "updates"}
@@ -401,8 +402,33 @@ def _fault_unfenced(launch: Any, builder: Any, lock: int, store: tuple[str, int,
         "Fix: a barrier between the last store and the release:", _RELEASE])
 
 
-def _fault_other_lock(launch: Any, builder: Any, addr: int, first: int, now: int) -> Exception:
+def _rows_spanned(launch: Any, addrs: np.ndarray) -> tuple[int, int]:
+    """(rows this one access touches, the row length) in the 2-D buffer it reaches: a block whose
+    lanes run past the end of a row (no mask, or one that lets lanes past H through) touches two
+    rows, and the second belongs to another group and its lock. (0, 0) when not a 2-D buffer."""
+    buf = launch.buffer_of(int(addrs[0]))
+    view = next((v for v in buf.views if v.start <= int(addrs[0]) < v.end), buf.views[0])
+    layout = view.layout()
+    if len(layout.shape) != 2 or layout.strides[-1] != 1 or layout.shape[-1] < 1:
+        return 0, 0
+    elements = (addrs.astype(np.int64) - view.start) // view.itemsize
+    row = layout.strides[0]
+    return len(np.unique(elements // row)), int(layout.shape[-1])
+
+
+def _fault_other_lock(launch: Any, builder: Any, addr: int, first: int, now: int,
+                      spanned: tuple[int, int] = (0, 0)) -> Exception:
     pid = _pid(builder)
+    rows, width = spanned
+    if rows > 1:  # the lanes past the row's end reach the next group's row: a mask, or the lock?
+        return _fault(builder, launch, addr, [
+            f"Two locks for one value: program {pid} touches {_guarded_text(launch, addr)} at {_where(_site())}",
+            f"holding the lock {_element(launch, now)}, but an earlier program touched it holding the lock "
+            f"{_element(launch, first)}.",
+            f"This one access reaches {rows} rows of `{_name_of(launch, addr)[0]}` (rows of {width}): its lanes past "
+            f"the end of the row land in the next group's row, which the next lock guards. Is a mask missing "
+            f"there (cols < H), or one that lets the lanes past H through? If every lane is meant, compute the lock "
+            f"from the same group as the row it guards."], cause="", candidates=("mask", "lock"))
     return _fault(builder, launch, addr, [
         f"Two locks for one value: program {pid} touches {_guarded_text(launch, addr)} at {_where(_site())}",
         f"holding the lock {_element(launch, now)}, but an earlier program touched it holding the lock "
