@@ -100,14 +100,14 @@ def digits_lost(logits, target, dloss) -> float:
 
 
 # -- inputs: targets with ignored rows, confident rows ------------------------------------------
-def with_ignored(every: int):
-    """Targets in [0, V), every `every`-th row (from row 1) set to ignore_index."""
+def with_ignored(every: int, rows: str = "M"):
+    """Targets in [0, V), every `every`-th row (from row 1) set to ignore_index; `rows` names the size."""
     def draw(gen, dims, sizes):
         import torch
         target = torch.randint(0, sizes["V"], dims, generator=gen, dtype=torch.int64)
         target[1::every] = IGNORE
         return target
-    return custom("M", draw, dtype="int32", note=f"every {every}th row from row 1 ignored ({IGNORE})")
+    return custom(rows, draw, dtype="int32", note=f"every {every}th row from row 1 ignored ({IGNORE})")
 
 
 def confident_column(row: int, V: int) -> int:
