@@ -61,7 +61,9 @@ BUGS = [
     Bug("gradient_stored_without_mask", "step",
         (("        tl.store(g_row + cols, grad, mask=mask)", "        tl.store(g_row + cols, grad)", 1),),
         reasons=(("out of bounds", "out-of-bounds"),),
-        misleading=("atomic",)),
+        misleading=("atomic",), gpu_by_chance=True,
+        notes="the padded lanes write into the next row's first columns, which that row's program may write "
+              "after (right) or before (wrong), and past the last row's end"),
     Bug("int32_row_offsets", "step",
         (("    base = row.to(tl.int64) * stride\n", "    base = row * stride\n", 1),),
         reasons=(), interpreter_blind=True,
