@@ -7,21 +7,21 @@
 The checker's launch walks the rows CHUNK at a time; a chunk's logits are an fp32 [CHUNK, V] scratch
 buffer, and its gradient is written in their place (nothing else needs them: puzzle 27's warning
 about in-place gradients does not apply to a buffer the loss owns):
-    ce_count_kernel[(1,)](target, n_valid, N, ignore_index, BLOCK_M=BLOCK_M)     # BLOCK_M >= N
+    chunk_count_kernel[(1,)](target, n_valid, N, ignore_index, BLOCK_M=BLOCK_M)     # BLOCK_M >= N
     for start in range(0, N, CHUNK):                                             # C rows: start .. start + C
-        matmul_kernel[grid(C, V)](x_c, w, g, C, V, H, ...strides of x_c, of wᵀ, of g...)     # g = x_c wᵀ
-        ce_fwd_bwd_kernel[(C,)](g, target_c, dloss, n_valid, loss_rows_c, g, V, V, ignore_index, BLOCK_V=BLOCK_V)
-        matmul_kernel[grid(C, H)](g, w, dx_c, C, H, V, ...)                        # dx_c = g w
-        matmul_kernel[grid(V, H)](g, x_c, dw, V, H, C, ..., ACCUMULATE=True)      # dw += gᵀ x_c
+        chunk_matmul_kernel[grid(C, V)](x_c, w, g, C, V, H, ...strides of x_c, of wᵀ, of g...)     # g = x_c wᵀ
+        chunk_ce_kernel[(C,)](g, target_c, dloss, n_valid, loss_rows_c, g, V, V, ignore_index, BLOCK_V=BLOCK_V)
+        chunk_matmul_kernel[grid(C, H)](g, w, dx_c, C, H, V, ...)                        # dx_c = g w
+        chunk_matmul_kernel[grid(V, H)](g, x_c, dw, V, H, C, ..., ACCUMULATE=True)      # dw += gᵀ x_c
     loss = loss_rows.sum()
-matmul_kernel's grid is (cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)) for its c[M, N]; dw is fp32 and starts at 0.
+chunk_matmul_kernel's grid is (cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)) for its c[M, N]; dw is fp32 and starts at 0.
 """
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+def chunk_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                   ACCUMULATE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """c[M, N] = a[M, K] b[K, N], or c += a b when ACCUMULATE, one [BLOCK_M, BLOCK_N] tile per program.
     a and b are read through their strides: a transposed operand (wᵀ, gᵀ) is the same memory with its
@@ -49,7 +49,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 
 @triton.jit
-def ce_count_kernel(target_ptr, n_valid_ptr, M, ignore_index, BLOCK_M: tl.constexpr):
+def chunk_count_kernel(target_ptr, n_valid_ptr, M, ignore_index, BLOCK_M: tl.constexpr):
     """n_valid = how many rows count (target != ignore_index): the mean's denominator. One block of
     BLOCK_M >= M targets (8192 rows are 32 KiB: one program reads them at once). Grid: (1,)."""
     rows = tl.arange(0, BLOCK_M)
@@ -59,7 +59,7 @@ def ce_count_kernel(target_ptr, n_valid_ptr, M, ignore_index, BLOCK_M: tl.conste
 
 
 @triton.jit
-def ce_fwd_bwd_kernel(logits_ptr, target_ptr, dloss_ptr, n_valid_ptr, loss_rows_ptr, dlogits_ptr,
+def chunk_ce_kernel(logits_ptr, target_ptr, dloss_ptr, n_valid_ptr, loss_rows_ptr, dlogits_ptr,
                       V, stride, ignore_index, BLOCK_V: tl.constexpr):
     """Row r's loss share and gradient row, BLOCK_V columns at a time, in two passes. Grid: (M,)."""
     row = tl.program_id(0)

@@ -3,7 +3,8 @@ rows at a time; the loss, dx = dlogits W and dW = dlogitsᵀ x accumulated chunk
 from checker.declare import (TOLERANCES, bench, case, next_pow2, out, part, puzzle, randint, randn, scratch,
                              variant)
 from checker.spec import SummaryPattern
-from checker.specs.p27_cross_entropy import IGNORE, ce, digits_lost, padded_zero, with_ignored
+from checker.specs.p27_cross_entropy import (IGNORE, ce, digits_lost, never_rescaled, padded_rows_counted,
+                                             padded_zero, with_ignored)
 
 # the GPU's tiles: 128 x 128 x 64, 8 warps, 3 stages; a chunk of 1024 rows keeps its fp32 logits
 # at 1024 x 128256 x 4 B = 0.5 GB, an eighth of what the unfused path holds (see the page)
@@ -29,22 +30,25 @@ def launch(k, x, w, target, dloss, loss, dx, dw, N, H, V, CHUNK, BLOCK_M, BLOCK_
     import torch
     f32 = dict(like=x, dtype=torch.float32)
     n_valid, loss_rows = scratch(1, **f32), scratch(N, **f32)
-    logits = scratch((min(CHUNK, N), V), **f32)  # one chunk's logits, then its gradient in their place
+    # one chunk's logits, then its gradient in their place. Zeros, not the checker's NaN poison: the
+    # product only stores into it, never adds, and a logit the product failed to store then reads as a
+    # wrong value in its own row, not as a NaN whose cause the checker could not place
+    logits = torch.zeros((min(CHUNK, N), V), dtype=torch.float32, device=x.device)
     tiles = dict(BLOCK_M=TILE_M, BLOCK_N=TILE_N, BLOCK_K=TILE_K, num_warps=NUM_WARPS, num_stages=NUM_STAGES)
-    k.ce_count_kernel[(1,)](target, n_valid, N, IGNORE, BLOCK_M=BLOCK_M)
+    k.chunk_count_kernel[(1,)](target, n_valid, N, IGNORE, BLOCK_M=BLOCK_M)
     for start in range(0, N, CHUNK):
         rows = min(CHUNK, N - start)
         x_c, g = x[start:start + rows], logits[:rows]
         # g = x_c wᵀ: wᵀ[h, v] = w[v, h], so wᵀ's strides are (1, H)
-        k.matmul_kernel[(cdiv(rows, TILE_M), cdiv(V, TILE_N))](x_c, w, g, rows, V, H, H, 1, 1, H, V,
+        k.chunk_matmul_kernel[(cdiv(rows, TILE_M), cdiv(V, TILE_N))](x_c, w, g, rows, V, H, H, 1, 1, H, V,
                                                                ACCUMULATE=False, **tiles)
-        k.ce_fwd_bwd_kernel[(rows,)](g, target[start:start + rows], dloss, n_valid, loss_rows[start:start + rows],
+        k.chunk_ce_kernel[(rows,)](g, target[start:start + rows], dloss, n_valid, loss_rows[start:start + rows],
                                      g, V, V, IGNORE, BLOCK_V=BLOCK_V, num_warps=8 if BLOCK_V >= 4096 else 4)
         # dx_c = g w: w as stored, [V, H]
-        k.matmul_kernel[(cdiv(rows, TILE_M), cdiv(H, TILE_N))](g, w, dx[start:start + rows], rows, H, V, V, 1, H, 1,
+        k.chunk_matmul_kernel[(cdiv(rows, TILE_M), cdiv(H, TILE_N))](g, w, dx[start:start + rows], rows, H, V, V, 1, H, 1,
                                                                H, ACCUMULATE=False, **tiles)
         # dw += gᵀ x_c: gᵀ[v, r] = g[r, v], strides (1, V)
-        k.matmul_kernel[(cdiv(V, TILE_M), cdiv(H, TILE_N))](g, x_c, dw, V, H, rows, 1, V, H, 1, H,
+        k.chunk_matmul_kernel[(cdiv(V, TILE_M), cdiv(H, TILE_N))](g, x_c, dw, V, H, rows, 1, V, H, 1, H,
                                                             ACCUMULATE=True, **tiles)
     loss.copy_(loss_rows.sum().reshape(1))
 
@@ -62,10 +66,15 @@ def dw_last_chunk(x, w, target, dloss, N, CHUNK):
     return {"dw": ce(x @ w.T, target, dloss)["dlogits"][last:].T @ x[last:]}
 
 
-def logits_padded_zero(x, w, target, dloss, V, BLOCK_V):
-    logits = x @ w.T
-    g = padded_zero(logits, target, dloss, V, BLOCK_V)
-    return {"loss": g["loss"], "dx": g["dlogits"] @ w, "dw": g["dlogits"].T @ x}
+def on_the_logits(bug):
+    """One of puzzle 27's bugs (a function of the logits), carried through to dx and dW."""
+    def compute(x, w, target, dloss, **sizes):
+        from checker.declare import call_by_name
+        found = call_by_name(bug, {"logits": x @ w.T, "target": target, "dloss": dloss, "M": sizes["N"],
+                                   "BLOCK_M": sizes["BLOCK_M"], "V": sizes["V"], "BLOCK_V": sizes["BLOCK_V"]})
+        g = found["dlogits"]
+        return {"loss": found["loss"], "dx": g @ w, "dw": g.T @ x}
+    return compute
 
 
 def torch_step(x, w, target, dloss, wrap):
@@ -100,8 +109,8 @@ PUZZLE = puzzle(
     inputs={"x": randn("N H"), "w": randn("V H", std=0.3), "target": randint("N", 0, "V"),
             "dloss": randn("like loss")},
     reference=linear_cross_entropy,
-    parts=[part("step", "loss, dx and dW, a chunk of rows at a time", ["matmul_kernel", "ce_count_kernel",
-                                                                       "ce_fwd_bwd_kernel"],
+    parts=[part("step", "loss, dx and dW, a chunk of rows at a time", ["chunk_matmul_kernel", "chunk_count_kernel",
+                                                                       "chunk_ce_kernel"],
                 outputs=[out("loss", dtype="float32", tolerance={"bfloat16": TOLERANCES["float32"]}), "dx",
                          out("dw", accumulated=True, tolerance=BF16_DW)],
                 grads={"dx": "x", "dw": "w"}, upstream={"loss": "dloss"}, launch=launch)],
@@ -113,7 +122,13 @@ PUZZLE = puzzle(
                       "its share to dw (read, add, store: ACCUMULATE), not overwrite it.", dw_last_chunk),
               variant("padded_zero", "fill", "the loss, dx and dw match a row sum with one extra exp(0) = 1 per padded "
                       "lane of the last vocabulary block: load the padded lanes with other=-float(\"inf\").",
-                      logits_padded_zero),
+                      on_the_logits(padded_zero)),
+              variant("padded_rows_counted", "fill", "the loss, dx and dw match a mean whose count includes the "
+                      "padded lanes of the targets' block: load them with other=ignore_index, so that a row that "
+                      "is not there does not count.", on_the_logits(padded_rows_counted)),
+              variant("never_rescaled", "formula", "the loss, dx and dw match a running sum that is not rescaled "
+                      "when the running max grows: before adding a block, multiply the sum by exp(m_old − m_new).",
+                      on_the_logits(never_rescaled)),
               variant("mean_all_rows", "formula", "the loss, dx and dw match the mean over all N rows: the mean is "
                       "over the rows that count (target != -100).",
                       lambda x, w, target, dloss, N: fused(x, w, target, dloss, rows=N)),
@@ -138,7 +153,7 @@ PUZZLE = puzzle(
                               "Subtract the running max first: lse = m + log Σ exp(x − m).",
                               lambda c: "large" in c.tags, cause="stability")],
     cases=[case(N=20, H=24, V=40, documented=True),
-           case(N=1, H=16, V=20), case(N=16, H=16, V=16, CHUNK=16), case(N=37, H=40, V=100, CHUNK=16, BLOCK_V=32),
+           case(N=1, H=16, V=20), case(N=16, H=16, V=16, CHUNK=16, BLOCK_V=8), case(N=37, H=40, V=100, CHUNK=16, BLOCK_V=32),
            case(N=24, H=20, V=36, TILE_M=32, TILE_N=16, TILE_K=16),
            case(N=40, H=64, V=48, TILE_M=16, TILE_N=32, TILE_K=64, CHUNK=16),
            case("ignored rows (every 3rd target = -100)", N=24, H=24, V=50, tags=("ignored",),
