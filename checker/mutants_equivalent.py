@@ -133,6 +133,10 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:ln_dx_kernel:6e4e8848:0": "the launch passes ROWS=1, so every row block is one row below M: no "
                                               "lane is padded",
     },
+    "p28": {
+        "fill.other:chunk_matmul_kernel:0aa53a39:0": ZERO_PARTNER,
+        "fill.other:chunk_matmul_kernel:eefb451a:0": ZERO_PARTNER,
+    },
     "p29": {
         "fill.other:rope_fwd_kernel:f6dfb8c9:0": MASKED_OUT,
         "fill.other:rope_fwd_kernel:a5301c33:0": MASKED_OUT,

@@ -125,6 +125,7 @@ class Bench:
     torch: Callable[[dict, Case, Callable], Callable[[], Any]]
     flops: Callable[[dict, Case], float] | None = None  # inputs, case -> floating-point operations (TFLOP/s)
     liger: Callable[[dict, Case], Callable[[], Any]] | None = None  # Liger-Kernel's kernel for the work
+    memory: bool = False                              # also report each column's scratch memory (speed.scratch_bytes)
 
 
 @dataclass(frozen=True)

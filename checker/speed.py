@@ -51,6 +51,7 @@ class BenchRow:
     liger_ms: float | None = None  # Liger-Kernel's kernel for the same work, where it has one
     torch_version: str = ""
     triton_version: str = ""
+    scratch_mib: dict[str, float] | None = None  # per column, where the spec asks (scratch_bytes)
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
@@ -102,6 +103,21 @@ def copy_bandwidth(nbytes: float, graphs: bool = False) -> float:
     return 2 * n / (ms / 1e3) / 1e9
 
 
+def scratch_bytes(fn: Callable[[], Any]) -> int:
+    """The GPU memory one run of fn allocates at its peak beyond what was allocated before it and
+    what it returns (the gradients PyTorch's backward makes, which the learner's kernels write into
+    buffers made beforehand): its temporaries, such as a loss's [rows, V] logits."""
+    import torch
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    result = fn()
+    torch.cuda.synchronize()
+    found = result if isinstance(result, (tuple, list)) else (result,)
+    kept = sum(t.untyped_storage().nbytes() for t in found if torch.is_tensor(t))
+    return max(0, torch.cuda.max_memory_allocated() - before - kept)
+
+
 def compiled_work(make: Callable[[Callable], Callable[[], Any]]) -> tuple[Callable[[], Any] | None, str]:
     """make(wrap) -> the work; here with wrap = torch.compile. Returns (the work, what compile did),
     judged by Dynamo's counters after one run: graphs it made and graph breaks it took."""
@@ -151,6 +167,9 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
     plain = [learner, eager, compiled, liger]
+    scratch = None
+    if bench.memory:  # plain runs, before the CUDA graphs take their own memory pools
+        scratch = {name: scratch_bytes(fn) / 2**20 for (name, _), fn in zip(COLUMNS, plain) if fn is not None}
     replays = [None if fn is None else _as_graph(fn) for fn in plain]
     graphs = all(r is not None for r, fn in zip(replays, plain) if fn is not None)
     chosen = replays if graphs else plain
@@ -163,7 +182,7 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
     return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1], ms[2], traffic / 1e9,
                     None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
-                    torch.__version__, triton.__version__)
+                    torch.__version__, triton.__version__, scratch)
 
 
 def _liger(bench, inputs, case) -> Callable[[], Any] | None:
@@ -226,12 +245,22 @@ def header(rows: list[BenchRow], device: str) -> list[str]:
     return lines
 
 
+def memory_lines(rows: list[BenchRow]) -> list[str]:
+    """Per size, each column's scratch memory (speed.scratch_bytes), where it was measured."""
+    lines = []
+    for r in rows:
+        if r.scratch_mib:
+            each = ", ".join(f"{name} {mib:,.0f}" for name, mib in r.scratch_mib.items())
+            lines.append(f"scratch memory, MiB (peak beyond inputs and returned outputs), {r.dims}: {each}")
+    return lines
+
+
 def table(rows: list[BenchRow], device: str) -> list[str]:
     """The printed table: per size, time and throughput of yours and of each baseline."""
     unit, head, cells = _cells(rows)
     widths = [28] + [10, 8] * (len(head) // 2 - 1) + [9, 18]
     fmt = lambda row: " ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
-    return header(rows, device) + [fmt(head)] + [fmt(row) for row in cells]
+    return header(rows, device) + [fmt(head)] + [fmt(row) for row in cells] + memory_lines(rows)
 
 
 def markdown_table(rows: list[BenchRow]) -> str:

@@ -27,3 +27,10 @@ def test_no_liger_column_where_no_row_has_it():
     md = markdown_table([row(liger_ms=None), row(liger_ms=None, dims="M=4096, H=4096")])
     assert "liger" not in md and md.count("\n") == 3
     assert "0.060*" in md  # torch.compile is then the best other
+
+
+def test_scratch_memory_is_listed_only_where_measured():
+    lines = table([row(scratch_mib={"yours": 130.0, "torch": 6144.0}), row(dims="M=8, H=8")], "H100")
+    memory = [line for line in lines if line.startswith("scratch memory")]
+    assert memory == ["scratch memory, MiB (peak beyond inputs and returned outputs), M=4096, H=1024: "
+                      "yours 130, torch 6,144"]

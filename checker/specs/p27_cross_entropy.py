@@ -1,0 +1,260 @@
+"""Puzzle 27: softmax cross-entropy, forward and backward in one kernel: an online logsumexp over
+vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
+from checker.declare import (TOLERANCES, bench, case, custom, next_pow2, out, part, puzzle, randint, randn,
+                             scratch, variant)
+from checker.spec import SummaryPattern
+
+IGNORE = -100
+# the GPU's block: 4096 columns (8 KiB of a bf16 row) per step, 8 warps
+FAST = dict(BLOCK_V=4096)
+
+
+def cross_entropy(logits, target):
+    import torch.nn.functional as F
+    return {"loss": F.cross_entropy(logits, target, ignore_index=IGNORE).reshape(1)}
+
+
+def row_stride(V: int) -> int:
+    """Rows one after the other, unless a case spaces them further apart (ROW_STRIDE=...)."""
+    return V
+
+
+def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V):
+    import torch
+    f32 = dict(like=logits, dtype=torch.float32)
+    n_valid, loss_rows = scratch(1, **f32), scratch(M, **f32)
+    x, g = logits, dlogits
+    if ROW_STRIDE != V:  # rows ROW_STRIDE elements apart, for logits and dlogits alike: views of wider
+        # tensors. Between x's rows lies other data (normal values, as a neighbour's would be: NaN there
+        # would say "NaN" where the fault is an address); g's gaps stay poisoned, as outputs are
+        x = torch.empty((M, ROW_STRIDE), dtype=logits.dtype, device=logits.device)
+        x.normal_(generator=torch.Generator(logits.device).manual_seed(0))
+        x[:, :V] = logits
+        g = scratch((M, ROW_STRIDE), like=logits)
+    k.ce_count_kernel[(1,)](target, n_valid, M, IGNORE, BLOCK_M=BLOCK_M)
+    k.ce_fwd_bwd_kernel[(M,)](x, target, dloss, n_valid, loss_rows, g, V, ROW_STRIDE, IGNORE, BLOCK_V=BLOCK_V,
+                              num_warps=8 if BLOCK_V >= 4096 else 4)
+    if g is not dlogits:
+        dlogits.copy_(g[:, :V])
+    loss.copy_(loss_rows.sum().reshape(1))  # M numbers, each already divided by n
+
+
+# -- the page's formulas and the known bugs, in float64 ------------------------------------------
+def ce(logits, target, dloss, *, pad: int = 0, rows=None, upstream: bool = True, sign: float = 1.0,
+       round_p: bool = False, lse=None):
+    """loss and dlogits as the page derives them, or with one known bug: `pad` phantom columns of
+    logit 0 in the sum, the mean over `rows` instead of the counted ones, no upstream factor, the
+    sign reversed, p rounded to bf16 before the − 1, or another logsumexp."""
+    import torch
+    valid = target != IGNORE
+    n = valid.sum() if rows is None else rows
+    if lse is None:
+        lse = (logits.exp().sum(1) + pad).log() if pad else logits.logsumexp(1)
+    safe = torch.where(valid, target, 0).long()
+    x_t = logits.gather(1, safe[:, None])[:, 0]
+    loss = torch.where(valid, lse - x_t, 0.0).sum() / n
+    p = (logits - lse[:, None]).exp()
+    one_hot = torch.zeros_like(p).scatter_(1, safe[:, None], 1.0) * valid[:, None]
+    if round_p:
+        p = p.to(torch.bfloat16).double()
+    scale = (dloss if upstream else 1.0) / n
+    return {"loss": loss.reshape(1), "dlogits": sign * (p - one_hot) * valid[:, None] * scale}
+
+
+def padded_zero(logits, target, dloss, V, BLOCK_V):
+    """Padded lanes load 0.0: each adds exp(0) = 1 (one phantom logit 0) to the row's sum. Where the
+    phantoms swamp a row (its logits far below 0), every p is then 0, as many other bugs make it:
+    there this formula says nothing, and gives the answer."""
+    import torch
+    pad = -V % BLOCK_V
+    lse = logits.logsumexp(1)
+    if pad:
+        phantom = (logits.exp().sum(1) + pad).log()
+        lse = torch.where(lse > phantom - 10.0, phantom, lse)
+    return ce(logits, target, dloss, lse=lse)
+
+
+def padded_rows_counted(logits, target, dloss, M, BLOCK_M):
+    """The count's padded lanes load a real class (0, say): each counts as a row."""
+    return ce(logits, target, dloss, rows=(target != IGNORE).sum() + (-M % BLOCK_M))
+
+
+def never_rescaled(logits, target, dloss, V, BLOCK_V):
+    """The running sum is not rescaled when the running max grows: earlier blocks keep exp(x − m_old)."""
+    import torch
+    m = torch.full((logits.shape[0],), -torch.inf, dtype=logits.dtype)
+    s = torch.zeros_like(m)
+    for block in logits.split(BLOCK_V, dim=1):
+        m = torch.maximum(m, block.max(1).values)
+        s = s + (block - m[:, None]).exp().sum(1)
+    return ce(logits, target, dloss, lse=m + s.log())
+
+
+def digits_lost(logits, target, dloss) -> float:
+    """The gradient's elements are differences of numbers of the size of dloss / n (p_target − 1) and
+    its exponents are differences of logits (x − lse): it is exact to a few roundings of
+    max(1, |logits|) · dloss / n, however small it is itself. A confident row's gradient is 1e-4 of
+    that; this factor widens the tolerance by those roundings (1 for plain rows)."""
+    import torch
+    g = ce(logits, target, dloss)["dlogits"]
+    rms = float(g.pow(2).mean().sqrt()) if g.numel() else 0.0
+    n = max(int((target != IGNORE).sum()), 1)
+    unit = max(1.0, float(logits.abs().max())) * float(dloss.abs().max()) / n
+    return max(1.0, unit / rms) if rms > 0 else 1.0
+
+
+# -- inputs: targets with ignored rows, confident rows ------------------------------------------
+def with_ignored(every: int, rows: str = "M"):
+    """Targets in [0, V), every `every`-th row (from row 1) set to ignore_index; `rows` names the size."""
+    def draw(gen, dims, sizes):
+        import torch
+        target = torch.randint(0, sizes["V"], dims, generator=gen, dtype=torch.int64)
+        target[1::every] = IGNORE
+        return target
+    return custom(rows, draw, dtype="int32", note=f"every {every}th row from row 1 ignored ({IGNORE})")
+
+
+def confident_column(row: int, V: int) -> int:
+    return (7 * row + 3) % V
+
+
+def confident_logits(margin: float):
+    """randn, with row r's column confident_column(r) raised to the row's max + margin."""
+    def draw(gen, dims, sizes):
+        import torch
+        x = torch.randn(*dims, generator=gen, dtype=torch.float64)
+        cols = torch.tensor([confident_column(r, dims[1]) for r in range(dims[0])])
+        x[torch.arange(dims[0]), cols] = x.max(1).values + margin
+        return x
+    return custom("M V", draw, note=f"the target's logit = row max + {margin:g}")
+
+
+def confident_target():
+    def draw(gen, dims, sizes):
+        import torch
+        return torch.tensor([confident_column(r, sizes["V"]) for r in range(dims[0])], dtype=torch.int64)
+    return custom("M", draw, dtype="int32", note="the confident column of each row")
+
+
+def torch_step(logits, target, dloss, wrap):
+    """F.cross_entropy's forward through `wrap` (torch.compile compiles it and its backward), then
+    autograd's backward: dlogits."""
+    import torch
+    import torch.nn.functional as F
+    leaf, labels = logits.detach().requires_grad_(), target.long()
+    forward = wrap(lambda x, t: F.cross_entropy(x, t, ignore_index=IGNORE))
+    return lambda: torch.autograd.grad(forward(leaf, labels), leaf, dloss.reshape(()))
+
+
+def liger_step(logits, target, dloss):
+    """Liger-Kernel's cross-entropy: its forward computes the gradient, its backward scales it."""
+    import torch
+    from liger_kernel.transformers.functional import liger_cross_entropy
+    leaf, labels = logits.detach().requires_grad_(), target.long()
+    return lambda: torch.autograd.grad(liger_cross_entropy(leaf, labels, ignore_index=IGNORE), leaf,
+                                       dloss.reshape(()))
+
+
+# a confident row's gradient is 1e-4 of dloss / n: dloss = 1000·randn keeps it above the checker's
+# floor of 1e-3 on a gradient's RMS (below which every output gets the same absolute tolerance)
+CONFIDENT_INPUTS = {"logits": confident_logits(10.0), "target": confident_target(),
+                    "dloss": randn("like loss", 0.0, 1000.0)}
+LARGE = ("only the cases with large logits fail: exp(x) overflows fp32 once x > 88.7 (inf / inf is NaN). "
+         "Subtract the running max first: each term exp(x − m) is at most 1, and lse = m + log Σ exp(x − m).")
+NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded lanes load other=0.0, the "
+            "max is 0 instead of the row's own max, and exp(x − 0) underflows to 0 (log 0 = −inf). Load "
+            "them with other=-float(\"inf\"): exp(-inf − m) = 0 adds nothing to the sum.")
+CONFIDENT = ("only the cases with confident rows fail (the target's logit 10 above the rest, p_target = 1 − 1e-4): "
+             "is p rounded to bfloat16 before the − 1, or is the loss or the sum kept in bfloat16? In bf16, "
+             "1 − 1e-4 is 1.0, and the target's gradient vanishes. Keep p in fp32 through p − 1 and round once, "
+             "at the store.")
+PUZZLE = puzzle(
+    27, "cross_entropy", "Fused cross-entropy, forward and backward",
+    skill="an online logsumexp over a vocabulary far wider than a block, the loss and its gradient in one "
+          "kernel: ignore_index, the mean over counted rows, p − 1 in fp32",
+    chapter="The rest of a training step",
+    inputs={"logits": randn("M V"), "target": randint("M", 0, "V"), "dloss": randn("like loss")},
+    reference=cross_entropy,
+    parts=[part("step", "loss and dlogits, one program per row", ["ce_count_kernel", "ce_fwd_bwd_kernel"],
+                outputs=[out("loss", dtype="float32", tolerance={"bfloat16": TOLERANCES["float32"]}), "dlogits"],
+                grads={"dlogits": "logits"}, upstream={"loss": "dloss"}, launch=launch)],
+    params={"BLOCK_V": 16, "BLOCK_M": next_pow2("M"), "ROW_STRIDE": row_stride},
+    condition=digits_lost,
+    variants=[variant("padded_zero", "fill", "the loss and dlogits match a row sum with one extra exp(0) = 1 per "
+                      "padded lane of the last block: load the padded lanes with other=-float(\"inf\") (exp(-inf) = "
+                      "0), not 0.0.", padded_zero),
+              variant("padded_rows_counted", "fill", "the loss and dlogits match a mean whose count includes "
+                      "the padded lanes of the targets' block: load them with other=ignore_index, so that a row "
+                      "that is not there does not count.", padded_rows_counted),
+              variant("never_rescaled", "formula", "the loss and dlogits match a running sum that is not rescaled "
+                      "when the running max grows: before adding a block, multiply the sum by exp(m_old − m_new), "
+                      "which moves its terms exp(x − m_old) to exp(x − m_new).", never_rescaled),
+              variant("p_rounded", "precision", "dlogits matches p rounded to bfloat16 before the − 1: a confident "
+                      "row's p_target = 1 − 1e-4 rounds to 1.0 and its gradient to 0. Subtract 1 from the fp32 p "
+                      "and round once, at the store.",
+                      lambda logits, target, dloss: {"dlogits": ce(logits, target, dloss, round_p=True)["dlogits"]}),
+              variant("mean_all_rows", "formula", "the loss and dlogits match the mean over all M rows: the mean "
+                      "is over the rows that count, n = how many targets are not ignore_index (-100).",
+                      lambda logits, target, dloss, M: ce(logits, target, dloss, rows=M)),
+              variant("no_upstream", "formula", "dlogits matches (softmax − one_hot) / n without the upstream "
+                      "gradient: the chain rule multiplies it by dloss (one number, loaded from dloss_ptr).",
+                      lambda logits, target, dloss: {"dlogits": ce(logits, target, dloss, upstream=False)["dlogits"]}),
+              variant("sign", "formula", "dlogits matches (one_hot − softmax) · dloss / n: the sign is reversed. "
+                      "Raising the target's logit lowers the loss: its gradient, p − 1, is negative.",
+                      lambda logits, target, dloss: {"dlogits": ce(logits, target, dloss, sign=-1.0)["dlogits"]})],
+    formulas={"eq-p27-loss": ("loss", lambda logits, target, dloss: ce(logits, target, dloss)["loss"]),
+              "eq-p27-dlogits": ("dlogits", lambda logits, target, dloss: ce(logits, target, dloss)["dlogits"]),
+              "eq-p27-online": ("loss", lambda logits, target, dloss, V, BLOCK_V: ce(
+                  logits, target, dloss, lse=_online_lse(logits, BLOCK_V))["loss"])},
+    hints={"wide": ("only the rows wider than one block fail: both passes must walk the whole row (for start in "
+                   "range(0, V, BLOCK_V)), and the running sum must be rescaled by exp(m_old − m_new) each time the "
+                   "running max grows.", ("loop", "formula")),
+           "tail": ("only the cases whose last block sticks out past V fail: its padded lanes are no vocabulary "
+                   "entries. Load them with mask=cols < V and other=-float(\"inf\") (out of the max and the sum) "
+                   "and store with the same mask.", ("fill", "mask"))},
+    summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags, cause="stability"),
+               SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
+               SummaryPattern(CONFIDENT, lambda c: "confident" in c.tags, candidates=("precision",)),
+               SummaryPattern("only the cases with ignored rows (target = -100) fail: an ignored row adds nothing "
+                              "to the loss, its gradient row is 0, and the mean divides by the rows that count.",
+                              lambda c: "ignored" in c.tags, candidates=("formula", "mask")),
+               SummaryPattern("only the cases whose rows lie further apart than V (a row stride) fail: row r starts "
+                              "at logits_ptr + r * stride, and its gradient at dlogits_ptr + r * stride.",
+                              lambda c: "strided" in c.tags, cause="address")],
+    cases=[case(M=4, V=40, documented=True),
+           case(M=1, V=1), case(M=1, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32), case(M=8, V=300, BLOCK_V=64),
+           case("confident rows (the target's logit = row max + 10)", M=4, V=50, tags=("confident",),
+                inputs=CONFIDENT_INPUTS),
+           case("ignored rows (every 3rd target = -100)", M=20, V=24, tags=("ignored",),
+                inputs={"target": with_ignored(3)}),
+           case("large logits (1000 + randn)", M=4, V=24, tags=("large",), inputs={"logits": randn("M V", 1000.0)}),
+           case("large logits (80 + 4·randn)", M=4, V=36, tags=("large",), inputs={"logits": randn("M V", 80.0, 4.0)}),
+           case("all logits far below 0 (-120 + randn)", M=4, V=20, tags=("negative",),
+                inputs={"logits": randn("M V", -120.0)}),
+           case("rows 37 elements apart (a strided view)", M=4, V=30, ROW_STRIDE=37, tags=("strided",)),
+           case(M=4, V=40, dtype="bfloat16", gpu_only=False),
+           case("bf16 confident rows", M=4, V=50, dtype="bfloat16", gpu_only=False, tags=("confident",),
+                inputs=CONFIDENT_INPUTS),
+           case(M=4096, V=1000, BLOCK_V=256, gpu_only=True),
+           case("bf16 ignored rows, V = 32000", M=512, V=32000, dtype="bfloat16", tags=("ignored",),
+                inputs={"target": with_ignored(5)}, **FAST),
+           case("bf16 confident rows, V = 128256", M=64, V=128256, dtype="bfloat16", tags=("confident",),
+                inputs={**CONFIDENT_INPUTS, "logits": confident_logits(12.0)}, **FAST),
+           case("bf16 offsets past 2**31: 3 rows 1.1e9 elements apart", M=3, V=128256, ROW_STRIDE=1_100_000_000,
+                dtype="bfloat16", tags=("strided",), **FAST)],
+    bench=bench("step", [case(M=8192, V=v, dtype="bfloat16", **FAST) for v in (32000, 128256)],
+                traffic=lambda logits, M, V: 2 * M * V * logits.element_size(),
+                torch=torch_step, liger=liger_step),
+)
+
+
+def _online_lse(logits, BLOCK_V):
+    """The page's recurrence, block by block: m' = max(m, max block), s' = s·exp(m − m') + Σ exp(x − m')."""
+    import torch
+    m = torch.full((logits.shape[0],), -torch.inf, dtype=logits.dtype)
+    s = torch.zeros_like(m)
+    for block in logits.split(BLOCK_V, dim=1):
+        m_new = torch.maximum(m, block.max(1).values)
+        s = s * (m - m_new).exp() + (block - m_new[:, None]).exp().sum(1)
+        m = m_new
+    return m + s.log()
