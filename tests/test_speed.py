@@ -27,3 +27,14 @@ def test_no_liger_column_where_no_row_has_it():
     md = markdown_table([row(liger_ms=None), row(liger_ms=None, dims="M=4096, H=4096")])
     assert "liger" not in md and md.count("\n") == 3
     assert "0.060*" in md  # torch.compile is then the best other
+
+
+def test_further_baselines_get_their_own_columns():
+    """A spec's extra baselines (two PyTorch backends, say) are columns like the fixed ones, and count
+    as the best other time when they are."""
+    rows = [row(liger_ms=None, extra_ms={"flash": 0.03}), row(liger_ms=None, extra_ms={})]
+    md = markdown_table(rows)
+    head, _, first, second = md.splitlines()
+    assert "flash ms" in head and head.index("compile ms") < head.index("flash ms")
+    assert "0.030*" in first and "0.75x" in first  # flash is the best other: 0.03 / 0.04
+    assert first.count("|") == second.count("|") and "0.060*" in second  # a row without it shows "-"
