@@ -430,10 +430,11 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
                         active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
     """A 2-D block whose axes step by the tensor's strides in the other order walks it transposed:
     right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
-    of the two, the addresses cannot say; that they disagree with the masks, the access shows."""
-    if len(steps) != 2 or len(layout.shape) != 2 or min(layout.shape) < 2 or None in steps:
+    of the two, the addresses cannot say; that they disagree with the masks, the access shows.
+    A tensor of more dimensions ([B, H, L, D]) is read through its last two: the tile of one head."""
+    if len(steps) != 2 or len(layout.shape) < 2 or min(layout.shape[-2:]) < 2 or None in steps:
         return None
-    rows_apart, cols_apart = layout.strides
+    rows_apart, cols_apart = layout.strides[-2:]
     if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):
         return None
     outside = active & ((offsets < 0) | (offsets >= layout.span))

@@ -87,6 +87,16 @@ def exp_of_base2_scores(q, k, v, CAUSAL):
     return {"o": s.softmax(-1) @ v, "lse": s.logsumexp(-1)}
 
 
+def lse_without_max(q, k, v, CAUSAL):
+    """log(l) alone: lse − the row's max. Where a row sees one key, that is 0, which any kernel
+    storing 0 there matches too (a query loaded as zeros, no key seen): NaN there, so that such a
+    row is never taken for evidence of this bug."""
+    s = scores(q, k, CAUSAL)
+    lse = s.logsumexp(-1) - s.max(-1).values
+    single = (s > float("-inf")).sum(-1) == 1
+    return {**attention(q, k, v, CAUSAL), "lse": lse.masked_fill(single, float("nan"))}
+
+
 def launch(kernels, q, k, v, o, lse, B, H, L, S, D, BLOCK_Q, BLOCK_K, BLOCK_D, CAUSAL, NUM_WARPS, NUM_STAGES):
     grid = (cdiv(L, BLOCK_Q), B * H)
     kernels.attn_fwd_kernel[grid](q, k, v, o, lse, L, S, D ** -0.5, D=D, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K,
@@ -147,7 +157,7 @@ PUZZLE = puzzle(
               variant("causal_ignored", "mask", "the causal cases match attention without the causal mask: query i "
                       "may see keys j <= i only (tl.where(cols <= rows, s, -inf) on the diagonal blocks).",
                       lambda q, k, v: attention(q, k, v, False)),
-              variant("padded_keys", "fill", "o and lse match the padded keys of the last key block counted in the "
+              variant("padded_keys", "mask", "o and lse match the padded keys of the last key block counted in the "
                       "softmax: a key past S loads as 0 and scores q · 0 = 0, not -inf, so each adds exp(0 − m) to "
                       "the sum. Set their scores to -inf (tl.where(cols < S, s, -inf)).", bug("pad", padded_keys=True)),
               variant("acc_not_rescaled", "formula", "o matches a running output that is not rescaled when the "
@@ -162,22 +172,26 @@ PUZZLE = puzzle(
                                                "lse": attention(q, k, v, CAUSAL)["lse"] * 1.4426950408889634}),
               variant("lse_without_max", "formula", "lse matches log(l) alone: l sums exp(s − m), so "
                       "log Σ exp(s) = m + log l; add the row's final max (in the natural log: (m + log2 l) · ln 2).",
-                      lambda q, k, v, CAUSAL: {**attention(q, k, v, CAUSAL), "lse": attention(q, k, v, CAUSAL)["lse"]
-                                               - scores(q, k, CAUSAL).max(-1).values})],
+                      lse_without_max)],
     summaries=[SummaryPattern("only the causal cases fail: query i sees keys 0..i (tl.where(cols <= rows, s, -inf) "
                               "on the blocks that cross the diagonal), and a causal program walks the key blocks "
                               "up to its last query's diagonal, min(S, first + BLOCK_Q), no further and no less.",
                               lambda c: "causal" in c.tags, candidates=("mask", "loop")),
                SummaryPattern("only the cases with large logits fail: exp of a score above 88 overflows fp32. Keep "
                               "the running max m and exponentiate s − m (each term at most 1).",
-                              lambda c: "large" in c.tags, cause="stability")],
+                              lambda c: "large" in c.tags, cause="stability"),
+               SummaryPattern("only the cases whose scores are all far below 0 fail: exp2 of a score below −149 "
+                              "is 0 in fp32, so l = 0 and o = 0 / 0. Does the running max start at -inf (not 0), so "
+                              "that the first block sets it to the row's own max?",
+                              lambda c: "negative" in c.tags, candidates=("fill", "stability"))],
     hints={"tail": ("only the cases whose last query or key block sticks out past L or S fail: padded keys must "
                     "score -inf (tl.where(cols < S, s, -inf)), padded query rows must not be stored, and every "
                     "load past the end must be masked.", ("mask", "fill"))},
     cases=[case(B=1, H=2, L=40, S=40, D=16, documented=True),
            causal("the diagonal crosses every query block", B=1, H=2, L=40, S=40, D=16),
            case(B=1, H=1, L=1, S=1, D=16), causal("one query, one key", B=1, H=1, L=1, S=1, D=16),
-           case(B=1, H=2, L=1, S=37, D=16), causal("one query sees key 0 alone", B=1, H=2, L=1, S=37, D=16),
+           case(B=1, H=2, L=1, S=47, D=16), causal("one query sees key 0 alone", B=1, H=2, L=1, S=47, D=16),
+           case(B=1, H=2, L=20, S=32, D=24),  # D padded, and the last key block whole: no key mask to hide behind
            case(B=2, H=1, L=33, S=33, D=32), causal("L = S = 33, a last block of one query", B=2, H=1, L=33, S=33, D=32),
            case(B=1, H=2, L=20, S=50, D=24), causal("more queries than keys: the last see every key", B=1, H=2, L=50, S=20, D=24),
            causal("BLOCK_Q = 32 > BLOCK_K: key blocks hidden from some rows", B=1, H=1, L=64, S=64, D=48, BLOCK_Q=32),
@@ -185,6 +199,8 @@ PUZZLE = puzzle(
            causal("BLOCK_K = 32 > BLOCK_Q", B=1, H=1, L=48, S=48, D=16, BLOCK_K=32),
            case("large logits (q: 6·randn, scores of std 36)", B=1, H=2, L=24, S=40, D=16, tags=("large",),
                 inputs={"q": randn("B H L D", 0.0, 6.0)}),
+           case("all scores far below 0 (q: −6 + 0.5·randn, k: 6 + 0.5·randn)", B=1, H=2, L=20, S=24, D=16,
+                tags=("negative",), inputs={"q": randn("B H L D", -6.0, 0.5), "k": randn("B H S D", 6.0, 0.5)}),
            case("causal, large logits (k: 6·randn + 3)", B=1, H=2, L=40, S=40, D=16, CAUSAL=True,
                 tags=("large", "causal"), inputs={"k": randn("B H S D", 3.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
