@@ -189,8 +189,8 @@ PUZZLE = puzzle(
                     "load past the end must be masked.", ("mask", "fill"))},
     cases=[case(B=1, H=2, L=40, S=40, D=16, documented=True),
            causal("the diagonal crosses every query block", B=1, H=2, L=40, S=40, D=16),
-           case(B=1, H=1, L=1, S=1, D=16), causal("one query, one key", B=1, H=1, L=1, S=1, D=16),
-           case(B=1, H=2, L=1, S=47, D=16), causal("one query sees key 0 alone", B=1, H=2, L=1, S=47, D=16),
+           case(B=1, H=1, L=1, S=1, D=24), causal("one query, one key", B=1, H=1, L=1, S=1, D=24),
+           case(B=1, H=2, L=1, S=47, D=24), causal("one query sees key 0 alone", B=1, H=2, L=1, S=47, D=24),
            case(B=1, H=2, L=20, S=32, D=24),  # D padded, and the last key block whole: no key mask to hide behind
            case(B=2, H=1, L=33, S=33, D=32), causal("L = S = 33, a last block of one query", B=2, H=1, L=33, S=33, D=32),
            case(B=1, H=2, L=20, S=50, D=24), causal("more queries than keys: the last see every key", B=1, H=2, L=50, S=20, D=24),
