@@ -25,6 +25,14 @@ def scores(q, k, CAUSAL: bool, factor: float = 1.0):
     return s
 
 
+def score_size(q, k, CAUSAL) -> float:
+    """The largest |score|, at least 1: exp2(s · log2 e − m) takes the rounding of s (a dot of D
+    products) and of the difference, each about |s| roundings of fp32 absolute, so every weight
+    carries a relative error of a few |s| roundings (scores near ±150 cost two digits)."""
+    s = scores(q, k, CAUSAL)
+    return max(1.0, float(s[s > float("-inf")].abs().max()))
+
+
 def attention(q, k, v, CAUSAL):
     """The page's formulas: o = softmax(s) v and lse = log Σ_j exp(s_ij)."""
     s = scores(q, k, CAUSAL)
@@ -144,6 +152,7 @@ PUZZLE = puzzle(
     params={"BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
             "NUM_WARPS": 4, "NUM_STAGES": 2},
     blocks={"L": "BLOCK_Q", "S": "BLOCK_K", "D": "BLOCK_D"},
+    condition=score_size,
     formulas={"eq-p31-scores": ("lse", lambda q, k, CAUSAL: scores(q, k, CAUSAL).logsumexp(-1)),
               "eq-p31-online": ("o", lambda q, k, v, L, S, BLOCK_Q, BLOCK_K, CAUSAL:
                                 online(q, k, v, L, S, BLOCK_Q, BLOCK_K, CAUSAL)["o"]),
