@@ -151,4 +151,15 @@ EQUIVALENT: dict[str, dict[str, str]] = {
                                                      "the block: the causal tl.where hides it (a block of it alone "
                                                      "adds exp2(-inf) = 0 and leaves the max)",
     },
+    "p32": {
+        "fill.other:attn_bwd_preprocess:83beb307:0": ZERO_PARTNER,
+        "fill.other:dkdv_step:26926ccb:0": "a padded query row's dSᵀ column multiplies q's padded 0 in dK, and "
+                                           "dV does not read Δ",
+        "fill.other:attn_bwd_dq_kernel:c039b50d:0": ZERO_PARTNER,
+        "fill.other:attn_bwd_dq_kernel:89c2d9e9:0": ZERO_PARTNER,
+        "fill.other:attn_bwd_dq_kernel:2b296a23:0": "Δ's padded rows reach only dQ rows the masked store leaves out",
+        "address.offset:attn_bwd_dq_kernel:d1c2728f:0": "first is a multiple of BLOCK_Q and the blocks are powers of "
+                                                        "two >= 16: no multiple of BLOCK_K lies between first + 1 and "
+                                                        "first + 2, so whole is unchanged",
+    },
 }
