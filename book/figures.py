@@ -348,9 +348,11 @@ def bench_chart(rows, title: str):
     fig, ax = plt.subplots(figsize=(PAGE_IN, 3.4))
     series = [("yours", [rate(r, r.ms) for r in rows]), ("PyTorch", [rate(r, r.torch_ms) for r in rows]),
               ("torch.compile", [rate(r, r.compile_ms) for r in rows])]
+    for name in dict.fromkeys(n for r in rows for n in getattr(r, "extra_ms", {})):  # the spec's further baselines
+        series.append((name, [rate(r, r.extra_ms[name]) if name in r.extra_ms else 0 for r in rows]))
     width = 0.8 / len(series)
     for i, (label, values) in enumerate(series):
-        ax.bar(x + (i - 1) * width, values, width, label=label, color=PALETTE[i])
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label, color=PALETTE[i])
     if not flops:
         ax.plot(x, [r.copy_gbps for r in rows], ls="none", marker="_", markersize=18, mew=2, color="black",
                 label="device copy")

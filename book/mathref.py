@@ -349,6 +349,89 @@ def diagonal_trap_error(i) -> float:
                 autograd_layernorm(i["x"], i["gamma"], i["beta"], i["dz"])["dx"])
 
 
+# --------------------------------------------------------------------------------------------
+# Attention (chapter 9): q = x [M, H] (M queries, head size H), keys and values [N, H], dO = dz
+# --------------------------------------------------------------------------------------------
+def attention_inputs(i) -> dict:
+    """One head from the shared inputs: q = x, k = W·√H (scores of order 1), v a fixed function of W
+    (any values serve an identity), dO = dz."""
+    W = i["W"]
+    return {"q": i["x"], "k": W * W.shape[1] ** 0.5, "v": torch.cos(3.0 * W) + W.roll(1, 1), "do": i["dz"]}
+
+
+def attention_scores(q, k, causal: bool):
+    s = q @ k.T * q.shape[-1] ** -0.5
+    if causal:  # query i sees keys j <= i (top-left aligned, as PyTorch's is_causal)
+        s = s.masked_fill(torch.ones(s.shape, dtype=torch.bool).triu(1), float("-inf"))
+    return s
+
+
+def autograd_attention(q, k, v, do, causal: bool) -> dict:
+    """PyTorch's own attention (F.scaled_dot_product_attention) and its gradients."""
+    q, k, v = _leaf(q), _leaf(k), _leaf(v)
+    o = torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]
+    o.backward(do)
+    return {"o": o.detach(), "dq": q.grad, "dk": k.grad, "dv": v.grad}
+
+
+def attention_backward(q, k, v, do, causal: bool) -> dict:
+    """The chapter's equations, one after the other."""
+    P = attention_scores(q, k, causal).softmax(-1)
+    o = P @ v
+    dv = P.T @ do                                  # eq-attn-dv
+    dp = do @ v.T                                  # eq-attn-dp
+    delta = (do * o).sum(-1, keepdim=True)         # eq-attn-delta
+    ds = P * (dp - delta)                          # eq-attn-ds
+    scale = q.shape[-1] ** -0.5
+    return {"P": P, "o": o, "dp": dp, "delta": delta, "ds": ds, "dv": dv, "dq": scale * ds @ k,
+            "dk": scale * ds.T @ q}
+
+
+def _both_masks(check):
+    def run(i) -> float:
+        a = attention_inputs(i)
+        return max(check(a, causal) for causal in (False, True))
+    return run
+
+
+def _check_attention_forward(a, causal):
+    mine = attention_backward(a["q"], a["k"], a["v"], a["do"], causal)["o"]
+    return _err(mine, autograd_attention(a["q"], a["k"], a["v"], a["do"], causal)["o"])
+
+
+def _check_attention_grad(name):
+    def check(a, causal):
+        mine = attention_backward(a["q"], a["k"], a["v"], a["do"], causal)[name]
+        return _err(mine, autograd_attention(a["q"], a["k"], a["v"], a["do"], causal)[name])
+    return check
+
+
+def _check_attention_dp(a, causal):
+    """dP = dO Vᵀ: the gradient of o = P V with respect to P, by autograd."""
+    P = _leaf(attention_scores(a["q"], a["k"], causal).softmax(-1))
+    (P @ a["v"]).backward(a["do"])
+    return _err(attention_backward(a["q"], a["k"], a["v"], a["do"], causal)["dp"], P.grad)
+
+
+def _check_attention_ds(a, causal):
+    """dS = P ∘ (dP − Δ): the gradient with respect to the scores s, by autograd through the softmax."""
+    s = _leaf(attention_scores(a["q"], a["k"], causal))
+    (s.softmax(-1) @ a["v"]).backward(a["do"])
+    return _err(attention_backward(a["q"], a["k"], a["v"], a["do"], causal)["ds"], s.grad.nan_to_num(0.0))
+
+
+def _check_attention_delta(a, causal):
+    """Δ_i = Σ_j P_ij dP_ij equals dO_i · O_i."""
+    r = attention_backward(a["q"], a["k"], a["v"], a["do"], causal)
+    return _err((r["P"] * r["dp"]).sum(-1, keepdim=True), r["delta"])
+
+
+def _check_attention_lse(a, causal):
+    """P_ij = exp(s_ij − lse_i) with lse_i = log Σ_j exp(s_ij): the softmax from its logsumexp."""
+    s = attention_scores(a["q"], a["k"], causal)
+    return _err((s - s.logsumexp(-1, keepdim=True)).exp(), s.softmax(-1))
+
+
 class Equation(NamedTuple):
     chapter: str
     what: str
@@ -381,6 +464,14 @@ EQUATIONS: dict[str, Equation] = {
     "eq-linear-db": Equation("06", "db = sum_rows dy", check_linear_db),
     "eq-fused-backward": Equation("06", "the chain rule through z", check_fused_backward),
     "eq-row-shares": Equation("07", "a parameter gradient is a sum of row shares", check_sum_of_row_shares),
+    "eq-attn-forward": Equation("09", "o = softmax(scale q k^T) v", _both_masks(_check_attention_forward)),
+    "eq-attn-lse": Equation("09", "P = exp(s - lse)", _both_masks(_check_attention_lse)),
+    "eq-attn-dv": Equation("09", "dV = P^T dO", _both_masks(_check_attention_grad("dv"))),
+    "eq-attn-dp": Equation("09", "dP = dO V^T", _both_masks(_check_attention_dp)),
+    "eq-attn-ds": Equation("09", "dS = P o (dP - Delta)", _both_masks(_check_attention_ds)),
+    "eq-attn-delta": Equation("09", "Delta_i = sum_j P_ij dP_ij = dO_i . O_i", _both_masks(_check_attention_delta)),
+    "eq-attn-dq": Equation("09", "dQ = scale dS K", _both_masks(_check_attention_grad("dq"))),
+    "eq-attn-dk": Equation("09", "dK = scale dS^T Q", _both_masks(_check_attention_grad("dk"))),
 }
 
 # Labels of equations the book shows in order to prove them WRONG (checked to be far off).

@@ -438,6 +438,8 @@ def _in_order_stays_inside(layout: Layout, offsets: np.ndarray, active: np.ndarr
     read back as (column, row) is where it starts in order. Then the lanes outside come from the
     swapped strides alone (a mask that is all true in this block, not one that is missing): a block
     that sticks out past the tensor's edge sticks out in either order."""
+    if len(layout.strides) != 2:  # a head of a [B, H, L, D] tensor: its origin holds the head's offset too
+        return False
     rows_apart, cols_apart = layout.strides
     origin = int(offsets.flat[0])
     outer, inner = max(rows_apart, cols_apart), min(rows_apart, cols_apart)
@@ -455,10 +457,12 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
                         active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
     """A 2-D block whose axes step by the tensor's strides in the other order walks it transposed:
     right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
-    of the two, the addresses cannot say; that they disagree with the masks, the access shows."""
-    if len(steps) != 2 or len(layout.shape) != 2 or max(layout.shape) < 2 or None in steps:
+    of the two, the addresses cannot say; that they disagree with the masks, the access shows.
+    A tensor of more dimensions ([B, H, L, D]) is read through its last two: the tile of one head, even
+    of one row (L = 1), whose row stride is still the row length."""
+    if len(steps) != 2 or len(layout.shape) < 2 or layout.shape[-1] < 2 or None in steps:
         return None
-    rows_apart, cols_apart = layout.strides
+    rows_apart, cols_apart = layout.strides[-2:]
     if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):
         return None
     outside = active & ((offsets < 0) | (offsets >= layout.span))

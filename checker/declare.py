@@ -180,19 +180,22 @@ class BenchDecl:
     torch: Callable[..., Callable[[], Any]]     # by name (and wrap) -> the same work in PyTorch
     flops: Callable[..., float] | None = None
     liger: Callable[..., Callable[[], Any]] | None = None
+    extra: Mapping[str, Callable[..., Callable[[], Any]]] = field(default_factory=dict)
     memory: bool = False
 
 
 def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float],
           torch: Callable[..., Callable[[], Any]], flops: Callable[..., float] | None = None,
-          liger: Callable[..., Callable[[], Any]] | None = None, memory: bool = False) -> BenchDecl:
+          liger: Callable[..., Callable[[], Any]] | None = None, memory: bool = False,
+          extra: Mapping[str, Callable[..., Callable[[], Any]]] | None = None) -> BenchDecl:
     """What --bench times (GPU only): a part at these sizes, next to `torch` doing the same work.
     torch receives, besides inputs and sizes by name, `wrap`: it passes its forward computation
     through it (torch.compile for the compiled column), so that compile compiles the same work.
     liger: the same work with Liger-Kernel's kernel, where Liger has one (optional at run time).
     memory: also report each column's scratch memory, the peak it allocates beyond its inputs and
-    what it returns (a fused kernel's point may be the memory it does not use)."""
-    return BenchDecl(part, tuple(cases), traffic, torch, flops, liger, memory)
+    what it returns (a fused kernel's point may be the memory it does not use).
+    extra: more baselines by column name, each by name -> the work (eager), e.g. {"flash": ...}."""
+    return BenchDecl(part, tuple(cases), traffic, torch, flops, liger, dict(extra or {}), memory)
 
 
 @dataclass(frozen=True)
@@ -625,7 +628,9 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                       torch=lambda i, c, wrap: call_by_name(bench.torch, {**names(i, c), "wrap": wrap}),
                       flops=(lambda i, c: float(call_by_name(bench.flops, names(i, c)))) if bench.flops else None,
                       liger=(lambda i, c: call_by_name(bench.liger, names(i, c))) if bench.liger else None,
-                      memory=bench.memory)
+                      memory=bench.memory,
+                      extra={name: (lambda fn: lambda i, c: call_by_name(fn, names(i, c)))(fn)
+                             for name, fn in bench.extra.items()})
     result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts), bench=timed,
                     cases=lambda: list(declared.cases), make_inputs=declared.make_inputs,
                     reference=declared.reference, tolerance=declared.tolerance,

@@ -158,4 +158,33 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:swiglu_bwd_kernel:8a9db0b0:0": MASKED_OUT,
         "fill.other:swiglu_bwd_kernel:63a70aa8:0": MASKED_OUT,
     },
+    "p31": {
+        "fill.other:attn_fwd_kernel:d3b1fdcc:0": ZERO_PARTNER,
+        "fill.other:attn_fwd_kernel:54f0d24e:0": ZERO_PARTNER,
+        "fill.other:attn_fwd_kernel:ab7b19fe:0": ZERO_PARTNER,
+        "fill.other:attn_fwd_kernel:9083a13a:0": "a padded key's score is set to -inf by the tl.where whatever k "
+                                                 "holds, and its padded head lanes meet q's padded 0",
+        "fill.other:attn_fwd_kernel:c2d8d6b0:0": "a padded key's weight is exp2(-inf) = 0, which multiplies what v "
+                                                 "holds; its padded head lanes end in columns no store writes",
+        # alpha = exp2(m - m_new) = exp2(-inf) = 0 at the first key block: what l and acc start as is lost
+        "fill.start:attn_fwd_kernel:8f796bea:0": "l is multiplied by exp2(-inf - m_new) = 0 at the first key block",
+        "fill.start:attn_fwd_kernel:810f961d:0": "acc is multiplied by exp2(-inf - m_new) = 0 at the first key block",
+        "address.offset:attn_fwd_kernel:74485521:0": "first is a multiple of BLOCK_Q and the blocks are powers of two "
+                                                     ">= 16 (tl.dot's minimum): no multiple of BLOCK_K lies between "
+                                                     "first + 1 and first + 2, so whole is unchanged",
+        "address.offset:attn_fwd_kernel:98568e77:0": "the one more key, first + BLOCK_Q, comes after every query of "
+                                                     "the block: the causal tl.where hides it (a block of it alone "
+                                                     "adds exp2(-inf) = 0 and leaves the max)",
+    },
+    "p32": {
+        "fill.other:attn_bwd_preprocess:83beb307:0": ZERO_PARTNER,
+        "fill.other:dkdv_step:26926ccb:0": "a padded query row's dSᵀ column multiplies q's padded 0 in dK, and "
+                                           "dV does not read Δ",
+        "fill.other:attn_bwd_dq_kernel:c039b50d:0": ZERO_PARTNER,
+        "fill.other:attn_bwd_dq_kernel:89c2d9e9:0": ZERO_PARTNER,
+        "fill.other:attn_bwd_dq_kernel:2b296a23:0": "Δ's padded rows reach only dQ rows the masked store leaves out",
+        "address.offset:attn_bwd_dq_kernel:d1c2728f:0": "first is a multiple of BLOCK_Q and the blocks are powers of "
+                                                        "two >= 16: no multiple of BLOCK_K lies between first + 1 and "
+                                                        "first + 2, so whole is unchanged",
+    },
 }

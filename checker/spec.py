@@ -125,6 +125,9 @@ class Bench:
     torch: Callable[[dict, Case, Callable], Callable[[], Any]]
     flops: Callable[[dict, Case], float] | None = None  # inputs, case -> floating-point operations (TFLOP/s)
     liger: Callable[[dict, Case], Callable[[], Any]] | None = None  # Liger-Kernel's kernel for the work
+    # more baselines, each a column of its own (eager only): name -> (inputs, case) -> the work, e.g.
+    # PyTorch's attention with one backend forced next to the backend PyTorch picks
+    extra: Mapping[str, Callable[[dict, Case], Callable[[], Any]]] = field(default_factory=dict)
     memory: bool = False                              # also report each column's scratch memory (speed.scratch_bytes)
 
 

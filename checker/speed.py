@@ -25,7 +25,7 @@ sides share: the timing itself (worker side) and the table and chart (parent sid
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 TIMING_REPS_MS = 100  # triton.testing.do_bench's time budget per measurement
@@ -52,11 +52,16 @@ class BenchRow:
     torch_version: str = ""
     triton_version: str = ""
     scratch_mib: dict[str, float] | None = None  # per column, where the spec asks (scratch_bytes)
+    extra_ms: dict[str, float] = field(default_factory=dict)  # the spec's further baselines, by column name
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
-        found = {"torch": self.torch_ms, "compile": self.compile_ms, "liger": self.liger_ms}
+        found = {"torch": self.torch_ms, "compile": self.compile_ms, "liger": self.liger_ms, **self.extra_ms}
         return {name: ms for name, ms in found.items() if ms is not None}
+
+    def column_ms(self, name: str) -> float | None:
+        """The time of one column: "yours", a fixed baseline, or one of the spec's further baselines."""
+        return self.ms if name == "yours" else {**self.others()}.get(name)
 
     def best_other(self) -> str:
         others = self.others()
@@ -164,12 +169,14 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
     eager = bench.torch(inputs, case, lambda fn: fn)
     compiled, status = compiled_work(lambda wrap: bench.torch(inputs, case, wrap))
     liger = _liger(bench, inputs, case)
+    extra = {name: make(inputs, case) for name, make in bench.extra.items()}
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
-    plain = [learner, eager, compiled, liger]
+    plain = [learner, eager, compiled, liger, *extra.values()]
     scratch = None
     if bench.memory:  # plain runs, before the CUDA graphs take their own memory pools
-        scratch = {name: scratch_bytes(fn) / 2**20 for (name, _), fn in zip(COLUMNS, plain) if fn is not None}
+        names = [name for name, _ in COLUMNS] + list(extra)
+        scratch = {name: scratch_bytes(fn) / 2**20 for name, fn in zip(names, plain) if fn is not None}
     replays = [None if fn is None else _as_graph(fn) for fn in plain]
     graphs = all(r is not None for r, fn in zip(replays, plain) if fn is not None)
     chosen = replays if graphs else plain
@@ -182,7 +189,8 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
     return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1], ms[2], traffic / 1e9,
                     None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
-                    torch.__version__, triton.__version__, scratch)
+                    torch.__version__, triton.__version__, scratch,
+                    {name: t for name, t in zip(extra, ms[4:]) if t is not None})
 
 
 def _liger(bench, inputs, case) -> Callable[[], Any] | None:
@@ -205,9 +213,10 @@ def _fmt(value: float | None, unit: str) -> str:
 COLUMNS = (("yours", "ms"), ("torch", "torch_ms"), ("compile", "compile_ms"), ("liger", "liger_ms"))
 
 
-def _columns(rows: list[BenchRow]) -> list[tuple[str, str]]:
-    """The timed columns: Liger's only where some row has it."""
-    return [(name, field) for name, field in COLUMNS if name != "liger" or any(r.liger_ms for r in rows)]
+def _columns(rows: list[BenchRow]) -> list[str]:
+    """The timed columns: Liger's only where some row has it; then the spec's further baselines."""
+    fixed = [name for name, _ in COLUMNS if name != "liger" or any(r.liger_ms for r in rows)]
+    return fixed + list(dict.fromkeys(name for r in rows for name in r.extra_ms))
 
 
 def _cells(rows: list[BenchRow]) -> tuple[str, list[str], list[list[str]]]:
@@ -216,14 +225,14 @@ def _cells(rows: list[BenchRow]) -> tuple[str, list[str], list[list[str]]]:
     else GB/s. Returns (unit, head, rows)."""
     unit = "TFLOP/s" if any(r.tflop for r in rows) else "GB/s"
     columns = _columns(rows)
-    head = ["size"] + [h for name, _ in columns for h in (f"{name} ms", unit)] + ["copy GB/s", "best other / yours"]
+    head = ["size"] + [h for name in columns for h in (f"{name} ms", unit)] + ["copy GB/s", "best other / yours"]
     cells = []
     for r in rows:
         rate = r.tflops if unit == "TFLOP/s" else r.gbps
         best = r.best_other()
         row = [r.dims + ("" if r.dtype == "float32" else " " + r.dtype)]
-        for name, field in columns:
-            ms = getattr(r, field)
+        for name in columns:
+            ms = r.column_ms(name)
             mark = "*" if name == best else ""
             row += ["-", "-"] if ms is None else [f"{ms:.3f}{mark}", _fmt(rate(ms), unit).strip()]
         best_ms = r.others().get(best)
@@ -285,6 +294,8 @@ def chart(rows: list[BenchRow], title: str):
               ("torch.compile", [rate(r, r.compile_ms) for r in rows])]
     if any(r.liger_ms for r in rows):
         series.append(("Liger-Kernel", [rate(r, r.liger_ms) for r in rows]))
+    for name in dict.fromkeys(n for r in rows for n in r.extra_ms):
+        series.append((name, [rate(r, r.extra_ms.get(name)) for r in rows]))
     width = 0.8 / len(series)
     for i, (label, values) in enumerate(series):
         ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)

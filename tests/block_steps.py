@@ -145,15 +145,23 @@ def _value(node: ast.AST, env: dict[str, Any], grid: tuple) -> int | None:
     return None
 
 
+def _assign(body: list[ast.stmt], env: dict[str, Any], grid: tuple) -> None:
+    """The kernel's top-level names, as program 0 computes them; under `if FLAG:` on a constexpr
+    flag (CAUSAL), the branch the launch's value of the flag compiles."""
+    for node in body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            env[node.targets[0].id] = _value(node.value, env, grid)
+        elif isinstance(node, ast.If) and isinstance(node.test, ast.Name) and isinstance(env.get(node.test.id), bool):
+            _assign(node.body if env[node.test.id] else node.orelse, env, grid)
+
+
 def matters(step: Step, kernel: Kernel, grid: tuple, values: dict[str, Any]) -> bool | None:
     """Does this launch take the step at least twice (program 0's loop; the tile's grid axis)?
     None when the loop's bounds are not plain integer arithmetic on the arguments."""
     if step.axis >= 0:
         return (grid[step.axis] if step.axis < len(grid) else 1) >= 2
     env = dict(values)
-    for node in kernel.body:  # the kernel's top-level names, as program 0 computes them
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            env[node.targets[0].id] = _value(node.value, env, grid)
+    _assign(kernel.body, env, grid)
     start, stop = (_value(b, env, grid) for b in step.bounds)
     block = values.get(step.block)
     if start is None or stop is None or not isinstance(block, int) or block <= 0:

@@ -68,6 +68,25 @@ def test_swapped_strides_are_asked_about_where_the_in_order_walk_stays_inside(la
     assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
 
 
+def test_swapped_strides_in_one_head_of_a_four_dimensional_tensor_are_asked_about():
+    """[B, H, L, D]: a tile of one head walked rows + dims * D is read through the last two
+    dimensions, as a matrix's tile is."""
+    layout = Layout("q_ptr", (1, 2, 40, 16), (1280, 640, 16, 1), 4, 1280)
+    rows, dims = np.arange(16) + 32, np.arange(16)
+    lanes = 640 + rows[:, None] + dims[None, :] * 16                 # head 1, query block 2
+    active = (rows[:, None] < 40) & (dims[None, :] < 16)
+    finding = addresses.out_of_bounds(layout, lanes, active, site_of({(2, 1, 0): lanes}), (2, 1, 0), (3, 2, 1),
+                                      {"L": 40, "S": 40}, in_loop=False)
+    assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
+    one_row = Layout("q_ptr", (1, 2, 1, 24), (48, 24, 24, 1), 4, 48)   # L = 1: a head of one query
+    rows, dims = np.arange(16), np.arange(32)
+    lanes = 24 + rows[:, None] + dims[None, :] * 24
+    active = (rows[:, None] < 1) & (dims[None, :] < 24)
+    finding = addresses.out_of_bounds(one_row, lanes, active, site_of({(0, 1, 0): lanes}), (0, 1, 0), (1, 2, 1),
+                                      {"L": 1, "S": 47}, in_loop=False)
+    assert finding.candidates == ("address", "mask") and "transposed" in finding.text
+
+
 def test_a_stride_in_bytes_is_named():
     layout = Layout("x_ptr", (64,), (1,), 4, 64)
     lanes = np.arange(16) * 4

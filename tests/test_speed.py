@@ -34,3 +34,14 @@ def test_scratch_memory_is_listed_only_where_measured():
     memory = [line for line in lines if line.startswith("scratch memory")]
     assert memory == ["scratch memory, MiB (peak beyond inputs and returned outputs), M=4096, H=1024: "
                       "yours 130, torch 6,144"]
+
+
+def test_further_baselines_get_their_own_columns():
+    """A spec's extra baselines (two PyTorch backends, say) are columns like the fixed ones, and count
+    as the best other time when they are."""
+    rows = [row(liger_ms=None, extra_ms={"flash": 0.03}), row(liger_ms=None, extra_ms={})]
+    md = markdown_table(rows)
+    head, _, first, second = md.splitlines()
+    assert "flash ms" in head and head.index("compile ms") < head.index("flash ms")
+    assert "0.030*" in first and "0.75x" in first  # flash is the best other: 0.03 / 0.04
+    assert first.count("|") == second.count("|") and "0.060*" in second  # a row without it shows "-"

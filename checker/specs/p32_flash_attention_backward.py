@@ -1,0 +1,240 @@
+"""Puzzle 32: the FlashAttention backward, dQ, dK and dV from the forward's o and logsumexp, causal or
+not: Δ in a first kernel, dK and dV by programs that own a key block, dQ by a second walk."""
+from checker.declare import CONDITIONED, bench, case, next_pow2, out, part, puzzle, randn, scratch, variant
+from checker.spec import SummaryPattern, Tolerance
+
+# dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
+# its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do
+DQ = {"bfloat16": Tolerance(atol=1.6e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
+FAST = dict(BLOCK_Q=64, BLOCK_K=64, NUM_WARPS=8, NUM_STAGES=2)
+FAST_D64 = dict(BLOCK_Q=64, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
+LOG2E = 1.4426950408889634
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def scores(q, k, CAUSAL: bool):
+    """scale · q kᵀ, -inf above the diagonal when causal (query i sees keys j <= i)."""
+    import torch
+    s = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+    if CAUSAL:
+        L, S = s.shape[-2:]
+        s = s.masked_fill(torch.ones(L, S, dtype=torch.bool).triu(1), float("-inf"))
+    return s
+
+
+def attention(q, k, v, CAUSAL):
+    return {"o": scores(q, k, CAUSAL).softmax(-1) @ v}
+
+
+def backward(q, k, v, do, P, *, CAUSAL: bool, delta_from_do: bool = False, scale_in_ds: bool = True) -> dict:
+    """The page's equations from a given P (the right one, or one a buggy kernel rebuilds); Δ from the
+    forward's own P (a kernel reads the forward's O), as rowsum(P ∘ dP) = dO · O, the sum autograd takes."""
+    scale = q.shape[-1] ** -0.5 if scale_in_ds else 1.0
+    dp = do @ v.transpose(-1, -2)                                    # dP = dO Vᵀ
+    delta = do.sum(-1) if delta_from_do else (right_p(q, k, CAUSAL) * dp).sum(-1)   # Δ = rowsum(dO ∘ O)
+    ds = P * (dp - delta[..., None])                                 # dS = P ∘ (dP − Δ)
+    return {"dq": ds @ k * scale, "dk": ds.transpose(-1, -2) @ q * scale, "dv": P.transpose(-1, -2) @ do}
+
+
+def cancellation(q, k, v, do, CAUSAL) -> float:
+    """Digits lost in dP − Δ: the RMS of the term P ∘ dP (in dS, and carried into dQ = dS K and
+    dK = dSᵀ Q) over the RMS of what is left after Δ's share is taken off, the largest of the three,
+    at least 1 and at most 1000. A row that sees one key has P = 1 and dS = dP − Δ = 0 exactly, which
+    an fp32 kernel gets as the difference of two sums of D products rounded differently (the cap
+    keeps such a case checked, at 1000 units). And large scores: P = exp2(s · log2 e − lse · log2 e)
+    takes the rounding of s (a dot of D products), of lse and of their difference, each some |s|
+    roundings of fp32 absolute, so P carries a relative error of a few |s| roundings: the largest
+    |s| counts as that many units."""
+    def ratio(terms, left) -> float:
+        terms, left = float(terms.pow(2).mean().sqrt()), float(left.pow(2).mean().sqrt())
+        return 1000.0 if left * 1000.0 < terms else max(1.0, terms / left)
+    P = right_p(q, k, CAUSAL)
+    dp = do @ v.transpose(-1, -2)
+    ds = P * (dp - (P * dp).sum(-1, keepdim=True))
+    pdp = P * dp
+    worst = max(ratio(pdp, ds), ratio(pdp @ k, ds @ k), ratio(pdp.transpose(-1, -2) @ q, ds.transpose(-1, -2) @ q))
+    s = scores(q, k, CAUSAL)
+    return max(float(s[s > float("-inf")].abs().max()), worst)
+
+
+def right_p(q, k, CAUSAL, **_):
+    return scores(q, k, CAUSAL).softmax(-1)
+
+
+def visited(L, S, BLOCK_Q, BLOCK_K, CAUSAL):
+    """[L, S]: the scores in blocks the kernels compute (a causal walk stops after the diagonal)."""
+    import torch
+    i = torch.arange(L)[:, None] // BLOCK_Q * BLOCK_Q
+    j = torch.arange(S)[None, :] // BLOCK_K * BLOCK_K
+    return (j < i + BLOCK_Q) if CAUSAL else torch.ones(L, S, dtype=torch.bool)
+
+
+def with_p(make_p, **switches):
+    def compute(q, k, v, do, L, S, BLOCK_Q, BLOCK_K, CAUSAL):
+        P = make_p(q=q, k=k, L=L, S=S, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K, CAUSAL=CAUSAL)
+        return backward(q, k, v, do, P, CAUSAL=CAUSAL, **switches)
+    return compute
+
+
+def p_mask_forgotten(q, k, L, S, BLOCK_Q, BLOCK_K, CAUSAL, **_):
+    """The forward's (causal) lse, but P not masked in the backward: exp(s − lse) on every score of
+    the blocks the walk visits."""
+    s = scores(q, k, False)
+    lse = scores(q, k, CAUSAL).logsumexp(-1)
+    return (s - lse[..., None]).exp() * visited(L, S, BLOCK_Q, BLOCK_K, CAUSAL)
+
+
+def p_mask_always(q, k, CAUSAL, **_):
+    """The forward's lse, but P masked causally whether or not the attention is causal."""
+    lse = scores(q, k, CAUSAL).logsumexp(-1)
+    return (scores(q, k, True) - lse[..., None]).exp()
+
+
+def p_natural_lse_in_base2(q, k, CAUSAL, **_):
+    """exp2(s · log2 e − lse): the natural-log lse subtracted from base-2 scores, e^(s − lse · ln 2)."""
+    s = scores(q, k, CAUSAL)
+    return (s - s.logsumexp(-1, keepdim=True) / LOG2E).exp()
+
+
+def p_blockwise(q, k, S, BLOCK_K, CAUSAL, **_):
+    """P rebuilt with each key block's own max and sum: a softmax over the block alone."""
+    import torch
+    s = scores(q, k, CAUSAL)
+    P = torch.zeros_like(s)
+    for start in range(0, S, BLOCK_K):
+        block = s[..., start:start + BLOCK_K]
+        P[..., start:start + BLOCK_K] = block.softmax(-1).nan_to_num(0.0)  # a block the row cannot see: 0
+    return P
+
+
+def forward_saved(q, k, v, CAUSAL) -> tuple:
+    """The forward's saved o (in the inputs' dtype) and lse (float32), as puzzle 31 stores them; made
+    once per set of inputs, so that --bench times the backward alone."""
+    key = (q, k, v, q._version, k._version, v._version, CAUSAL)
+    if _SAVED.get("key") is None or any(a is not b for a, b in zip(_SAVED["key"], key)) or _SAVED["key"][3:] != key[3:]:
+        s = scores(q.float(), k.float(), CAUSAL)
+        _SAVED["key"], _SAVED["out"] = key, ((s.softmax(-1) @ v.float()).to(q.dtype), s.logsumexp(-1))
+    return _SAVED["out"]
+
+
+_SAVED: dict = {}
+
+
+def launch(kernels, q, k, v, do, dq, dk, dv, B, H, L, S, D, BLOCK_Q, BLOCK_K, BLOCK_D, CAUSAL, NUM_WARPS,
+           NUM_STAGES):
+    o, lse = forward_saved(q, k, v, CAUSAL)
+    delta = scratch((B, H, L), like=lse)
+    tiles = dict(D=D, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K, BLOCK_D=BLOCK_D, CAUSAL=CAUSAL, num_warps=NUM_WARPS,
+                 num_stages=NUM_STAGES)
+    kernels.attn_bwd_preprocess[(cdiv(L, BLOCK_Q), B * H)](o, do, delta, L, D=D, BLOCK_Q=BLOCK_Q, BLOCK_D=BLOCK_D)
+    kernels.attn_bwd_dkdv_kernel[(cdiv(S, BLOCK_K), B * H)](q, k, v, do, lse, delta, dq, dk, dv, L, S, D ** -0.5, **tiles)
+    kernels.attn_bwd_dq_kernel[(cdiv(L, BLOCK_Q), B * H)](q, k, v, do, lse, delta, dq, L, S, D ** -0.5, **tiles)
+
+
+def sdpa_backward(q, k, v, do, CAUSAL, wrap, backend=None):
+    """PyTorch's attention backward alone: F.scaled_dot_product_attention's forward run once (under
+    `backend` when given, else the backend PyTorch picks), its backward timed."""
+    import contextlib
+
+    import torch
+    import torch.nn.functional as F
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    context = contextlib.nullcontext()
+    if backend is not None:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        context = sdpa_kernel(getattr(SDPBackend, backend))
+    with context:
+        o = wrap(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL))(*leaves)
+    return lambda: torch.autograd.grad(o, leaves, do, retain_graph=True)
+
+
+def backward_flops(B, H, L, S, D, CAUSAL) -> float:
+    """2.5 times the forward's 4·B·H·L·S·D (five products to the forward's two), halved when causal."""
+    return 2.5 * 4 * B * H * L * S * D / (2 if CAUSAL else 1)
+
+
+def causal(why: str, **values):
+    return case(f"causal: {why}", CAUSAL=True, tags=("causal",), **values)
+
+
+def hint(name: str, cause: str, text: str, make_p, **switches):
+    return variant(name, cause, text, with_p(make_p, **switches))
+
+
+PUZZLE = puzzle(
+    32, "flash_attention_backward", "FlashAttention backward",
+    skill="attention's backward from the saved logsumexp: Δ = rowsum(dO ∘ O) first, dK and dV by the key block's "
+          "owner walking the queries, dQ by a second walk, the causal mask and skip in both",
+    chapter="Attention",
+    inputs={"q": randn("B H L D"), "k": randn("B H S D"), "v": randn("B H S D"), "do": randn("like o")},
+    reference=attention,
+    parts=[part("backward", "dQ, dK and dV from o and lse", ["attn_bwd_preprocess", "attn_bwd_dkdv_kernel",
+                                                              "attn_bwd_dq_kernel"],
+                outputs=[out("dq", accumulated=True, tolerance=DQ), "dk", "dv"],
+                grads={"dq": "q", "dk": "k", "dv": "v"}, upstream={"o": "do"}, launch=launch)],
+    params={"BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
+            "NUM_WARPS": 4, "NUM_STAGES": 2},
+    blocks={"L": "BLOCK_Q", "S": "BLOCK_K", "D": "BLOCK_D"},
+    condition=cancellation,
+    formulas={"eq-p32-dv": ("dv", lambda q, k, v, do, CAUSAL: backward(q, k, v, do, right_p(q, k, CAUSAL), CAUSAL=CAUSAL)["dv"]),
+              "eq-p32-ds": ("dq", lambda q, k, v, do, CAUSAL: backward(q, k, v, do, right_p(q, k, CAUSAL), CAUSAL=CAUSAL)["dq"]),
+              "eq-p32-dk": ("dk", lambda q, k, v, do, CAUSAL: backward(q, k, v, do, right_p(q, k, CAUSAL), CAUSAL=CAUSAL)["dk"]),
+              "eq-p32-p": ("dv", lambda q, k, v, do, CAUSAL: backward(
+                  q, k, v, do, (scores(q, k, CAUSAL) - scores(q, k, CAUSAL).logsumexp(-1, keepdim=True)).exp(),
+                  CAUSAL=CAUSAL)["dv"])},
+    variants=[hint("delta_from_do", "formula", "dQ and dK match Δ = rowsum(dO) alone: Δ_i = Σ_j P_ij dP_ij = dO_i · O_i, "
+                   "the row sum of dO ∘ O (the forward's output, which attn_bwd_preprocess loads).", right_p,
+                   delta_from_do=True),
+              hint("scale_missing_in_ds", "formula", "dQ and dK match dS K and dSᵀ Q without the scale: the "
+                   "scores are scale · q kᵀ, so dQ = scale · dS K and dK = scale · dSᵀ Q.", right_p, scale_in_ds=False),
+              hint("mask_forgotten_in_backward", "mask", "the causal cases match a P rebuilt without the causal "
+                   "mask: the backward must zero P where the key comes after the query (tl.where(cols <= rows, "
+                   "p, 0)) on the blocks that cross the diagonal, in both the dK/dV and the dQ walks.",
+                   p_mask_forgotten),
+              hint("mask_in_non_causal_backward", "mask", "the non-causal cases match a P masked causally: the "
+                   "mask belongs to the causal kernels only (if CAUSAL:, a tl.constexpr).", p_mask_always),
+              hint("lse_natural_in_base2", "formula", "the gradients match P = exp2(s · log2 e − lse): lse is in the "
+                   "natural log, the scores in base 2. Multiply lse by log2(e) too (or use tl.exp on scale · q kᵀ "
+                   "− lse).", p_natural_lse_in_base2),
+              hint("p_per_key_block", "formula", "the gradients match a P rebuilt from each key block's own max "
+                   "and sum (a softmax over the block alone): the weights must be the forward's, "
+                   "P = exp(s − lse) with the lse the forward saved.", p_blockwise)],
+    summaries=[SummaryPattern("only the causal cases fail: in the backward as in the forward, P is 0 where the key "
+                              "comes after the query, and the walks skip the blocks past the diagonal: dK/dV "
+                              "programs start at the query block holding their first key, dQ programs stop at "
+                              "min(S, first + BLOCK_Q).", lambda c: "causal" in c.tags, candidates=("mask", "loop"))],
+    cases=[case(B=1, H=2, L=40, S=40, D=16, documented=True),
+           causal("the diagonal crosses every block", B=1, H=2, L=40, S=40, D=16),
+           case(B=1, H=1, L=1, S=1, D=24), causal("one query, one key", B=1, H=1, L=1, S=1, D=24),
+           case(B=1, H=2, L=1, S=37, D=24), causal("one query sees key 0 alone", B=1, H=2, L=1, S=37, D=24),
+           case(B=2, H=1, L=33, S=33, D=32), causal("L = S = 33, last blocks of one row", B=2, H=1, L=33, S=33, D=32),
+           case(B=1, H=2, L=20, S=50, D=24),
+           causal("more queries than keys", B=1, H=2, L=50, S=20, D=24),
+           causal("fewer queries than keys: the last keys seen by none", B=1, H=1, L=20, S=45, D=16),
+           causal("BLOCK_Q = 32 > BLOCK_K", B=1, H=1, L=64, S=64, D=48, BLOCK_Q=32),
+           causal("BLOCK_K = 32 > BLOCK_Q", B=1, H=1, L=48, S=48, D=48, BLOCK_K=32),
+           case(B=1, H=1, L=70, S=70, D=48, BLOCK_Q=32),  # three different blocks, each stepped more than once
+           case("large logits (q: 6·randn)", B=1, H=2, L=24, S=40, D=16, inputs={"q": randn("B H L D", 0.0, 6.0)}),
+           causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
+           case(B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
+           causal("113 queries, D = 128", B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
+           case(B=2, H=3, L=255, S=255, D=64, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
+           causal("255 queries", B=2, H=3, L=255, S=255, D=64, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
+           causal("fewer queries than keys, D = 128", B=1, H=2, L=113, S=255, D=128, BLOCK_Q=32, BLOCK_K=32,
+                  gpu_only=True),
+           case(B=2, H=4, L=1000, S=1000, D=128, dtype="bfloat16", **FAST),
+           causal("bfloat16, D = 128, the benchmark tiles", B=2, H=4, L=1000, S=1000, D=128, dtype="bfloat16", **FAST),
+           causal("bfloat16, D = 64, the benchmark tiles", B=2, H=4, L=777, S=777, D=64, dtype="bfloat16", **FAST_D64),
+           case("bf16 large logits", B=1, H=4, L=255, S=255, D=64, dtype="bfloat16",
+                inputs={"q": randn("B H L D", 0.0, 6.0)}, **FAST_D64)],
+    bench=bench("backward", [case(f"{'causal' if c else 'non-causal'}, N={n}, D={d}", B=4, H=16, L=n, S=n, D=d,
+                                  dtype="bfloat16", CAUSAL=c, **(FAST if d == 128 else FAST_D64))
+                             for d in (64, 128) for n in (1024, 4096) for c in (False, True)],
+                traffic=lambda q, B, H, L, S, D: q.element_size() * B * H * D * (4 * L + 4 * S),
+                flops=backward_flops, torch=lambda q, k, v, do, CAUSAL, wrap: sdpa_backward(q, k, v, do, CAUSAL, wrap),
+                extra={"sdpa flash": lambda q, k, v, do, CAUSAL: sdpa_backward(q, k, v, do, CAUSAL, lambda fn: fn,
+                                                                              "FLASH_ATTENTION")}),
+)
