@@ -47,7 +47,9 @@ BUGS = [
     Bug("forward_store_without_mask", "forward",
         ((FWD_STORE, "    tl.store(h_ptr + offsets, a * tl.sigmoid(a) * b)", 1),),
         reasons=(("out of bounds", "out-of-bounds"), ("h_ptr",)),
-        misleading=("atomic", "race")),
+        misleading=("atomic", "race"),
+        # the stray lanes write past h's end into memory the check never reads: h itself is right
+        gpu_by_chance=True),
     Bug("backward_forgets_program_id", "backward",
         (("    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offsets < n_elements\n"
           "    a = tl.load(a_ptr + offsets, mask=mask, other=0.0).to(tl.float32)\n"

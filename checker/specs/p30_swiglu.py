@@ -5,8 +5,10 @@ from checker.spec import SummaryPattern, Tolerance
 # bf16 MLP outputs: a and b (x W), dh (dy W_down), then h, da and db are each rounded to bf16 before
 # the product that uses them, as PyTorch's bf16 MLP rounds them: three or four roundings of 2**-9
 # on the way to each output where a plain bf16 output has one (measured on the CPU: dW_up used 62 %
-# of the default bf16 tolerance in the documented sizes, whose products sum only 4 terms)
-MLP_BF16 = {"bfloat16": Tolerance(atol=3.2e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
+# of the default bf16 tolerance in the documented sizes, whose products sum only 4 terms). On the
+# H100, cuBLAS's bf16 products of the larger GPU cases (K up to 2816) used 52-57 % of 3.2e-2 / 1.6e-2
+# for dW_gate and dW_up: half of the tolerance is the solution's share, hence 1.5 times that
+MLP_BF16 = {"bfloat16": Tolerance(atol=4.8e-2, rtol=2.4e-2, per_condition=CONDITIONED)}
 
 
 def cdiv(a: int, b: int) -> int:
