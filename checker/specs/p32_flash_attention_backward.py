@@ -21,7 +21,7 @@ def scores(q, k, CAUSAL: bool):
     s = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
     if CAUSAL:
         L, S = s.shape[-2:]
-        s = s.masked_fill(torch.ones(L, S, dtype=torch.bool).triu(1), float("-inf"))
+        s = s.masked_fill(torch.ones(L, S, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
     return s
 
 
