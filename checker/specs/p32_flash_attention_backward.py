@@ -4,8 +4,13 @@ from checker.declare import CONDITIONED, bench, case, next_pow2, out, part, puzz
 from checker.spec import SummaryPattern, Tolerance
 
 # dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
-# its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do
-DQ = {"bfloat16": Tolerance(atol=1.6e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
+# its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do. On the H100 the
+# solution's bf16 dQ and dK were off by up to 4 times 1.6e-2 of the gradient's scale in the causal
+# cases of 777-1000 queries and with large logits (dS = P ∘ (dP − Δ) cancels, and P and dS are
+# rounded to bf16 before each product, as every FlashAttention backward on tensor cores does): the
+# bf16 tolerance is what that measured, and the solution's share of it half
+BF16_GRAD = Tolerance(atol=1e-1, rtol=6.4e-2, per_condition=CONDITIONED)
+DQ = {"bfloat16": BF16_GRAD}
 FAST = dict(BLOCK_Q=64, BLOCK_K=64, NUM_WARPS=8, NUM_STAGES=2)
 FAST_D64 = dict(BLOCK_Q=64, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
 LOG2E = 1.4426950408889634
@@ -173,7 +178,7 @@ PUZZLE = puzzle(
     reference=attention,
     parts=[part("backward", "dQ, dK and dV from o and lse", ["attn_bwd_preprocess", "attn_bwd_dkdv_kernel",
                                                               "attn_bwd_dq_kernel"],
-                outputs=[out("dq", accumulated=True, tolerance=DQ), "dk", "dv"],
+                outputs=[out("dq", accumulated=True, tolerance=DQ), out("dk", tolerance=DQ), out("dv", tolerance=DQ)],
                 grads={"dq": "q", "dk": "k", "dv": "v"}, upstream={"o": "do"}, launch=launch)],
     params={"BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
             "NUM_WARPS": 4, "NUM_STAGES": 2},
