@@ -46,9 +46,9 @@ BUGS = [
         notes="the query block holding the key block's first key is never visited"),
     Bug("key_tail_loads_unmasked", "backward",
         ((KV_LOAD, KV_LOAD.replace("mask=kv_mask", "mask=dims[None, :] < D"), 1),),
-        reasons=(("out of bounds", "out-of-bounds"),), misleading=("atomic",), gpu_blind=True,
-        notes="dQ's last key block reads past S; on a GPU its k and v multiply P where dS·k sums, "
-              "but the read itself is out of bounds"),
+        reasons=(("out of bounds", "out-of-bounds"),), misleading=("atomic",), gpu_by_chance=True,
+        notes="dQ's last key block reads past S; on a GPU what lies past the end decides the verdict "
+              "(the H100 failed it where zeros would have passed), but the read itself is out of bounds"),
 ]
 
 _TEXT = (Path(__file__).resolve().parents[1] / "solutions" / "p32_flash_attention_backward.py").read_text(encoding="utf-8")
