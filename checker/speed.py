@@ -227,10 +227,12 @@ def _cells(rows: list[BenchRow]) -> tuple[str, list[str], list[list[str]]]:
     columns = _columns(rows)
     head = ["size"] + [h for name in columns for h in (f"{name} ms", unit)] + ["copy GB/s", "best other / yours"]
     cells = []
+    # rows whose sizes are alike differ by a flag (causal or not): they are named by their case
+    twins = {r.dims for r in rows if sum(o.dims == r.dims and o.dtype == r.dtype for o in rows) > 1}
     for r in rows:
         rate = r.tflops if unit == "TFLOP/s" else r.gbps
         best = r.best_other()
-        row = [r.dims + ("" if r.dtype == "float32" else " " + r.dtype)]
+        row = [(r.case if r.dims in twins else r.dims) + ("" if r.dtype == "float32" else " " + r.dtype)]
         for name in columns:
             ms = r.column_ms(name)
             mark = "*" if name == best else ""
