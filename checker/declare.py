@@ -443,13 +443,13 @@ class DeclaredPuzzle:
         contributions, touched, scales = {}, {}, {}
         for name, output in self.outs.items():
             ref = outputs[name].double()
-            scales[name] = _rms(ref)
+            scales[name] = rms(ref)
             if output.shares is not None:
                 shares, touch = _dense_shares(call_by_name(output.shares, names), tuple(ref.shape))
                 contributions[name], touched[name] = shares, touch
                 counts = touch.sum(0).clamp(min=1)
                 # the rounding of a sum of n shares grows like sqrt(n)
-                scales[name] = max(scales[name], float(counts.max()) ** 0.5 * _rms(shares[touch]))
+                scales[name] = max(scales[name], float(counts.max()) ** 0.5 * rms(shares[touch]))
         alternatives = {}
         for v in self.variants:
             alternatives[v.name] = {k: t.detach().double() for k, t in call_by_name(v.compute, names).items()}
@@ -465,7 +465,7 @@ class DeclaredPuzzle:
         truth = self.reference(inputs, case).outputs[name]
         values = self._cpu_values(inputs)
         got = call_by_name(fn, self._names(case, values)).double()
-        return float((got - truth).abs().max()) / max(_rms(truth), 1e-300)
+        return float((got - truth).abs().max()) / max(rms(truth), 1e-300)
 
     # -- parts --------------------------------------------------------------------------------
     def tolerance(self, dtype: str, output: Output) -> Tolerance:
@@ -525,7 +525,8 @@ def _launch_with(fn: Callable[..., Any], kernels: Any, names: Mapping[str, Any])
     return fn(kernels, **{n: names[n] for n in want[1:]})
 
 
-def _rms(t) -> float:
+def rms(t: Any) -> float:
+    """Root mean square of a tensor, in float64; 0 for an empty one."""
     t = t.double()
     return float(t.pow(2).mean().sqrt()) if t.numel() else 0.0
 

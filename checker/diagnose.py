@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from checker.compare import Comparison, absolute_tolerance, matches
+from checker.declare import rms
 from checker.hints import NO_HINT, Hint, asking, certain, observed
 from checker.spec import Case, Output, Puzzle, Reference, Tolerance
 
@@ -397,17 +398,13 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
         if (matches(got, alternative, scale, tol, condition=reference.condition)
                 and _distance(got, alternative, ref, scale, tol, reference.condition)
                 < 0.25 * _distance(got, ref, ref, scale, tol, reference.condition)
-                and _rms(got - alternative.double().reshape(got.shape)) <= VARIANT_SHAPE * _rms(alternative)):
+                and rms(got - alternative.double().reshape(got.shape)) <= VARIANT_SHAPE * rms(alternative)):
             # nearer the variant than the answer by a clear margin: a variant only a little way from
             # the answer would otherwise match any kernel that is a little off (bf16 rounding). And
             # the variant's own numbers, not only its size: where the tolerance is wide (an
             # ill-conditioned case) two outputs near 0 "match" whatever made them small
             found.append(pattern)
     return found
-
-
-def _rms(t: torch.Tensor) -> float:
-    return float(t.double().pow(2).mean().sqrt()) if t.numel() else 0.0
 
 
 def _distance(got: torch.Tensor, target: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
