@@ -61,7 +61,9 @@ def _comparison_lines(c: dict, depth: int = 2, hint_shown: bool = False, hint: b
     hint: False where a sharper hint of the same case follows (the addresses), so that a question
     does not pull the other way."""
     pad = INDENT * depth
-    if "max_diff" not in c:
+    if "max_diff" not in c:  # a failure with no values to compare (a wrong shape, a store past the end)
+        if hint and hint_shown and c.get("hint"):
+            return [f"{pad}{c['label']}: the same as above"]
         return [f"{pad}{c['label']}: {c.get('hint', 'wrong')}"]
     if c["n_unwritten"] == c["n_total"]:
         head = f"{pad}{c['label']}: never written (still the NaN the checker filled it with)"
@@ -294,8 +296,10 @@ class ReportWriter:
         sharper = _sharper(event)
         for c in forward:
             name = c.get("title") or c["label"]
-            diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
-            self.say(f"{INDENT}{name} max difference: {diff}" + ("" if c["ok"] else f" {BAD}"))
+            if "max_diff" in c:
+                self.say(f"{INDENT}{name} max difference: {_fmt(c['max_diff'])}" + ("" if c["ok"] else f" {BAD}"))
+            else:
+                self.say(f"{INDENT}{name}: {OK if c['ok'] else BAD}")
             if not c["ok"]:
                 for line in _comparison_lines(c, hint=_shown(c, sharper)):
                     self.say(line)

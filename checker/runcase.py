@@ -9,6 +9,7 @@ import torch
 from checker.compare import compare
 from checker.diagnose import Evidence, output_hint
 from checker.errors import describe
+from checker.guards import guard_outputs, overrun_text, overruns
 from checker.source import KernelSource
 from checker.spec import Case, Part, Puzzle
 
@@ -257,6 +258,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             poisoned[output.name] = True
     before = {name: value.clone() for name, value in inputs.items() if torch.is_tensor(value)}
     sanitizer = _sanitizer() if device == "cpu" else None
+    # where nothing stops a store past an output's end, a band after it shows one (checker/guards.py)
+    guards = guard_outputs(outputs) if sanitizer is None else []
     if sanitizer is not None:
         # a race message depends on whether the output sums shares; a read of the fill is evidence
         sanitizer.expect_shared([outputs[o.name] for o in part.outputs if o.accumulated and o.name in outputs])
@@ -279,6 +282,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
 
     mutated = _mutated_inputs(before, inputs)
     comparisons, maps, evidence = [], {}, None
+    overrun = overruns(guards)
     for output in part.outputs:
         got = produced.get(output.name)
         ref = reference.outputs[output.name]
@@ -298,6 +302,12 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             comparison.hint, comparison.cause, comparison.candidates = hint.text, hint.cause, list(hint.candidates)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
         comparisons.append({**comparison.to_json(), "forward": output.forward, "title": output.title or output.label})
+    for output in part.outputs:
+        if output.name in overrun:
+            label = f"{output.label} past its end"
+            comparisons.append({"label": label, "ok": False, "forward": output.forward, "title": label,
+                                "cause": "", "candidates": ["mask", "address"],
+                                "hint": overrun_text(output.name, overrun[output.name])})
     if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated

@@ -12,11 +12,14 @@ does a few dozen flops. A kernel reaches the roofline when the memory system nev
   * ROWS rows per step when rows are short, so each step moves enough bytes to hide latency;
   * no lanes wasted on padding: a row is a power-of-two head plus a small tail block, not one block
     of the next power of two (at H = 8462 that block would be 16384 lanes: the registers spill);
-  * statistics recomputed from x (cheaper than reading saved ones), all arithmetic in fp32.
+  * statistics recomputed from x (cheaper than reading saved ones), all arithmetic in fp32;
+  * the row loop pipelined (tl.range(..., num_stages=STAGES)): the next rows' loads are in flight
+    while this row is reduced, so the memory system never waits for the arithmetic. STAGES copies of
+    a step's loads sit in shared memory: 1 (no pipelining) where a step does not fit three times.
 
 The checker launches (P from the GPU's SM count; a handful on the CPU):
     ln_bwd_roofline_kernel[(P,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, eps,
-                                 ROWS=ROWS, BLOCK_H=BLOCK_H, TAIL=TAIL, num_warps=...)
+                                 ROWS=ROWS, BLOCK_H=BLOCK_H, TAIL=TAIL, STAGES=..., num_warps=...)
         # BLOCK_H: the largest power of two <= H; TAIL: 0, or the next power of two >= H - BLOCK_H
     ln_bwd_partials_reduce_kernel[(cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, P, H,
                                                           BLOCK_P=..., BLOCK_COLS=...)
@@ -27,7 +30,7 @@ import triton.language as tl
 
 @triton.jit
 def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr, dgamma_part_ptr, dbeta_part_ptr, M, H, eps,
-                           ROWS: tl.constexpr, BLOCK_H: tl.constexpr, TAIL: tl.constexpr):
+                           ROWS: tl.constexpr, BLOCK_H: tl.constexpr, TAIL: tl.constexpr, STAGES: tl.constexpr):
     """Program pid handles the row blocks pid, pid + P, ... (ROWS rows each); dx for each row, and
     its dgamma/dbeta shares summed in registers, stored once into partial row pid. Grid: (P,).
 
@@ -47,7 +50,7 @@ def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr, dgamma_part_ptr, db
         t_gamma = tl.load(gamma_ptr + t_cols, mask=t_col_ok, other=0.0).to(tl.float32)
         t_dgamma_acc = tl.zeros([ROWS, TAIL], dtype=tl.float32)
         t_dbeta_acc = tl.zeros([ROWS, TAIL], dtype=tl.float32)
-    for first in range(pid * ROWS, M, programs * ROWS):
+    for first in tl.range(pid * ROWS, M, programs * ROWS, num_stages=STAGES):
         rows = first + tl.arange(0, ROWS)
         row_ok = rows[:, None] < M
         offsets = rows[:, None] * H + cols[None, :]

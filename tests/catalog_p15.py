@@ -31,10 +31,12 @@ BUGS = [
     Bug("w_tile_without_k_mask", "forward",
         ((WT_LOAD, "wt = tl.load(w_ptr + cols[None, :] * K + ks[:, None], mask=col_ok[None, :],", 1),),
         reasons=(("out of bounds", "out-of-bounds"), ("w_ptr",)),
-        gpu_blind=True,
+        # past W's end a GPU reads whatever lies there: x's masked 0 times a finite value adds nothing,
+        # times a NaN or an Inf it is NaN (an H100 run failed it once in three)
+        gpu_by_chance=True,
         misleading=("atomic", "transposed"),
-        notes="the values come out right (x's masked lanes are 0), but the last row of W is read past "
-              "its end: the sanitizer must still say so"),
+        notes="the values come out right (x's masked lanes are 0) unless the bytes past W are NaN or Inf, "
+              "and the last row of W is read past its end: the sanitizer must still say so"),
 ]
 
 ALTERNATIVES = [

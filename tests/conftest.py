@@ -6,6 +6,11 @@ from pathlib import Path
 
 # must be set before any test module imports triton
 os.environ.setdefault("TRITON_INTERPRET", "1")
+# pytest-xdist's workers share the cores: each one's torch (and the checker's worker processes it
+# starts, which inherit this) takes its share of threads instead of one thread per core each. On a
+# 16-core GPU host, 16 workers of 16 threads each slowed the GPU suite's checks past their time limits.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ and "OMP_NUM_THREADS" not in os.environ:
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/catalog*.py
 
 import pytest  # noqa: E402

@@ -23,21 +23,27 @@ def _sm_count(device_index: int) -> int:
 
 
 def programs(x, M, ROWS, BLOCK_H) -> int:
-    """The persistent grid: one or two programs per SM on a GPU (two when a step is small), 4 on
-    the CPU. Measured on an H100: more programs only add partial rows to reduce."""
+    """The persistent grid: one program per SM on a GPU, 4 on the CPU. Measured on an H100: with the
+    row loop pipelined one program per SM keeps the memory system busy (two gained nothing and add
+    partial rows to reduce)."""
     if not x.is_cuda:
         return min(triton_cdiv(M, ROWS), 4)
-    per_sm = 2 if ROWS * BLOCK_H <= 4096 else 1
-    return min(triton_cdiv(M, ROWS), per_sm * _sm_count(x.device.index or 0))  # asked once, not per launch
+    return min(triton_cdiv(M, ROWS), _sm_count(x.device.index or 0))  # asked once, not per launch
 
 
-def warps(x, BLOCK_H, ROWS) -> int:
-    """Warps per program, from a sweep on an H100: 4 for small steps, 8 up to 8192 lanes, 32 for
-    16384 fp32 lanes (fewer spill registers)."""
-    lanes = ROWS * BLOCK_H
-    if lanes <= 4096:
+def stages(x, BLOCK_H, ROWS) -> int:
+    """Copies of a step's loads in flight: 3, or 1 (no pipelining) where three copies of x's and
+    dz's step would not fit in shared memory (16384 fp32 lanes: 262 KB asked, 227 KB on an H100)."""
+    return 1 if ROWS * BLOCK_H * x.element_size() >= 65536 else 3
+
+
+def warps(x, BLOCK_H, TAIL, ROWS) -> int:
+    """Warps per program, from a sweep on an H100 (M = 4096, pipelined): 4 up to 5120 lanes a step,
+    8 above, 32 for 16384 fp32 lanes, which run unpipelined (fewer registers spill)."""
+    lanes = ROWS * (BLOCK_H + TAIL)
+    if lanes <= 5120:
         return 4
-    return 32 if lanes >= 16384 and x.element_size() == 4 else 8
+    return 32 if stages(x, BLOCK_H, ROWS) == 1 else 8
 
 
 def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_P, BLOCK_COLS):
@@ -47,7 +53,8 @@ def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_
     dgamma_part = scratch((p, H), dtype=torch.float32, like=x)
     dbeta_part = scratch((p, H), dtype=torch.float32, like=x)
     k.ln_bwd_roofline_kernel[(p,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, EPS, ROWS=ROWS,
-                                   BLOCK_H=BLOCK_H, TAIL=TAIL, num_warps=warps(x, BLOCK_H, ROWS))
+                                   BLOCK_H=BLOCK_H, TAIL=TAIL, STAGES=stages(x, BLOCK_H, ROWS),
+                                   num_warps=warps(x, BLOCK_H, TAIL, ROWS))
     k.ln_bwd_partials_reduce_kernel[(triton_cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, p, H,
                                                                    BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
 

@@ -12,9 +12,9 @@ BIG = dict(TILE_M=128, TILE_N=128, TILE_K=64, NUM_WARPS=8, NUM_STAGES=3, BLOCK_V
 MID = dict(TILE_M=64, TILE_N=64, TILE_K=32, NUM_WARPS=4, NUM_STAGES=3, BLOCK_V=1024)
 # dw sums N shares g_r x_r, each with g rounded to bf16 for the tensor cores (2**-9, as PyTorch's bf16
 # matmul rounds its bf16 gradient): a bf16 product's error, not an fp32 sum's. On the H100 the
-# solution's dW used 70 % of the default bf16 tolerance (bf16 ignored rows, V = 32000: 1024 shares):
-# half of the tolerance is the solution's share, hence 1.5 times the default
-BF16_DW = {"bfloat16": Tolerance(atol=1.5 * TOLERANCES["bfloat16"].atol, rtol=1.5 * TOLERANCES["bfloat16"].rtol,
+# solution's dW used 70 % and, in a later run, 76 % of the default bf16 tolerance (bf16 ignored rows,
+# V = 32000: 1024 shares): half of the tolerance is the solution's share, hence twice the default
+BF16_DW = {"bfloat16": Tolerance(atol=2 * TOLERANCES["bfloat16"].atol, rtol=2 * TOLERANCES["bfloat16"].rtol,
                                  per_condition=TOLERANCES["bfloat16"].per_condition)}
 
 

@@ -1,11 +1,16 @@
 """Puzzle 31: the FlashAttention forward, o = softmax(scale · q kᵀ) v and its logsumexp, causal or not,
 one program per query block walking the key blocks with puzzle 11's online softmax and tl.dot."""
-from checker.declare import bench, case, next_pow2, out, part, puzzle, randn, variant
+from checker.declare import TOLERANCES, bench, case, next_pow2, out, part, puzzle, randn, variant
 from checker.spec import SummaryPattern, Tolerance
 
 # lse is fp32 whatever the inputs: from bf16 q and k the scores are exact products summed in fp32,
 # so lse stays within a few fp32 roundings (a bf16 score or sum misses it by 2**-9 of its size)
 LSE = {"bfloat16": Tolerance(atol=1e-4, rtol=1e-4)}
+# o from bf16 inputs takes P rounded to bf16 for the tensor cores (2**-9 of each weight) and is stored
+# in bf16: on the H100 the solution's o used 84 % of the default bf16 tolerance (causal, D = 64, L = 777,
+# the benchmark tiles). Half of the tolerance is the solution's share, hence twice the default
+O_BF16 = {"bfloat16": Tolerance(atol=2 * TOLERANCES["bfloat16"].atol, rtol=2 * TOLERANCES["bfloat16"].rtol,
+                                per_condition=TOLERANCES["bfloat16"].per_condition)}
 # the GPU benchmark's tiles (H100, bf16): 128 queries x 64 keys per step, 8 warps at D = 128
 FAST = dict(BLOCK_Q=128, BLOCK_K=64, NUM_WARPS=8, NUM_STAGES=3)
 FAST_D64 = dict(BLOCK_Q=128, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
@@ -148,7 +153,7 @@ PUZZLE = puzzle(
     inputs={"q": randn("B H L D"), "k": randn("B H S D"), "v": randn("B H S D")},
     reference=attention,
     parts=[part("forward", "o = softmax(scale · q kᵀ) v and lse, causal or not", ["attn_fwd_kernel"],
-                outputs=["o", out("lse", dtype="float32", tolerance=LSE)], launch=launch)],
+                outputs=[out("o", tolerance=O_BF16), out("lse", dtype="float32", tolerance=LSE)], launch=launch)],
     params={"BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
             "NUM_WARPS": 4, "NUM_STAGES": 2},
     blocks={"L": "BLOCK_Q", "S": "BLOCK_K", "D": "BLOCK_D"},

@@ -6,7 +6,8 @@ PARTS = ("    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis
 
 BUGS = [
     Bug("persistent_loop_starts_at_pid", "backward",
-        (("for first in range(pid * ROWS, M, programs * ROWS):", "for first in range(pid, M, programs * ROWS):", 1),),
+        (("for first in tl.range(pid * ROWS, M, programs * ROWS, num_stages=STAGES):",
+          "for first in tl.range(pid, M, programs * ROWS, num_stages=STAGES):", 1),),
         "address", "program pid starts at row pid instead of pid * ROWS: programs' row blocks overlap and leave gaps",
         accept=("loop",)),
     Bug("tail_columns_from_zero", "backward",

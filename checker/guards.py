@@ -1,0 +1,66 @@
+"""Guard bands after the outputs: what a store past an output's end did, where nothing stops it.
+
+The interpreter's sanitizer stops an out-of-bounds access before it touches memory. A GPU does not:
+a store past the end of `z` lands in whatever the allocator put there, and z's own elements can
+come out right, so the values alone pass such a kernel (puzzle 2's kernel without any mask did, on an
+H100). Where the sanitizer is off (a GPU, or the interpreter with --no-sanitize), each contiguous
+output is therefore made as the head of a longer buffer whose tail holds a known bit pattern; after
+the kernels run, a changed tail is a store past the end, reported as a failure of that output.
+
+A load past the end cannot be seen this way (it changes nothing); the sanitizer's CPU run shows those.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# elements after each output: a stray block of a few thousand lanes past the end lands inside it
+GUARD_ELEMENTS = 16384
+_INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_PATTERN = {1: 0x5B, 2: 0x7FA5, 4: 0x7FA5A5A5, 8: 0x7FF5A5A5A5A5A5A5}  # a NaN payload no arithmetic makes
+
+
+@dataclass
+class Guard:
+    """The tail after one output: `band` (as integers) must still equal `expected` after the run."""
+    name: str
+    band: torch.Tensor
+    expected: torch.Tensor
+
+
+def guard_outputs(outputs: dict) -> list[Guard]:
+    """Replace each contiguous tensor in `outputs` by the head of a buffer GUARD_ELEMENTS longer, with
+    the same values; the tails carry the pattern."""
+    guards = []
+    for name, tensor in list(outputs.items()):
+        if not torch.is_tensor(tensor) or not tensor.is_contiguous() or tensor.element_size() not in _INT_VIEW:
+            continue
+        buffer = torch.empty(tensor.numel() + GUARD_ELEMENTS, dtype=tensor.dtype, device=tensor.device)
+        head = buffer[:tensor.numel()].view(tensor.shape)
+        head.copy_(tensor)
+        band = buffer[tensor.numel():].view(_INT_VIEW[tensor.element_size()])
+        band.fill_(_PATTERN[tensor.element_size()])
+        outputs[name] = head
+        guards.append(Guard(name, band, band.clone()))
+    return guards
+
+
+def overruns(guards: list[Guard]) -> dict[str, int]:
+    """Per output whose tail changed: how far past its end the first changed element is."""
+    found = {}
+    for g in guards:
+        changed = (g.band != g.expected).nonzero()
+        if changed.numel():
+            found[g.name] = int(changed[0, 0])
+    return found
+
+
+def overrun_text(name: str, first: int) -> str:
+    """What the learner reads: what was seen, and the two causes it fits, as questions. The same words
+    for every case where the store lands right after the end, so that the report says them once."""
+    where = "the memory right after it" if first == 0 else f"memory {first} elements after its end"
+    return (f"the kernels wrote past the end of `{name}`: {where} changed. Nothing stops such a store on "
+            f"a GPU; it overwrites whatever lies there. Does a store into `{name}` lack the mask that "
+            f"switches off the lanes past the end, or are its offsets computed past the tensor (a stride, "
+            f"a row or block offset)?")
