@@ -50,6 +50,14 @@ class Ticket:
         self.alive = True              # the client still reads
         self.send_lock = threading.Lock()
 
+    def gone(self) -> bool:
+        """The client closed its end while it waited (it gave up, or was killed)."""
+        try:
+            ready, _, _ = select.select([self.conn], [], [], 0)
+            return bool(ready) and self.conn.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def send(self, frame: dict) -> bool:
         if not self.alive:
             return False
@@ -209,6 +217,9 @@ class Server:
                     continue
                 with self.turn:
                     if ticket.state != "queued":
+                        continue
+                    if ticket.gone():
+                        ticket.state = "cancelled"
                         continue
                     ticket.state, self.current = "started", ticket
                 ticket.started.set()

@@ -6,6 +6,9 @@ from pathlib import Path
 
 # must be set before any test module imports triton
 os.environ.setdefault("TRITON_INTERPRET", "1")
+# `python -m checker` in a test runs in its own process and starts no warm server (none is left
+# behind); tests/test_server.py starts and stops its own in a folder of its own
+os.environ["TRITON_PUZZLES_NO_SERVER"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/catalog*.py
 
 import pytest  # noqa: E402
