@@ -29,12 +29,14 @@ import sys
 import threading
 import time
 import traceback
+from pathlib import Path
 
 from checker import client
 
 BEAT = 1.0              # seconds between the frames that tell a client the server is alive
 HASH_EVERY = 5.0        # seconds between checks, while idle, that the checker's files are unchanged
 SEND_TIMEOUT = 60.0     # seconds a client may leave its output unread before it counts as gone
+WARM_UP_WAIT = 60.0     # seconds a client waits for the warm-up (a stuck one: the client runs it itself)
 THREAD_PREFIX = "checker-server"
 
 
@@ -66,6 +68,14 @@ class Ticket:
             try:
                 self.conn.sendall(data)
                 return True
+            except KeyboardInterrupt:
+                # the interrupt (raised once per command) may have cut this frame short: an empty
+                # line ends it, and the client skips both
+                try:
+                    self.conn.sendall(b"\n")
+                except OSError:
+                    pass
+                raise
             except OSError:
                 self.alive = False
                 return False
@@ -224,9 +234,8 @@ class Server:
                     ticket.state, self.current = "started", ticket
                 ticket.started.set()
                 self._serve(ticket)
+                self.last = time.monotonic()
             except KeyboardInterrupt:  # an interrupt that came as its command ended
-                pass
-            finally:
                 self.last = time.monotonic()
 
     def _serve(self, ticket: Ticket) -> None:
@@ -241,12 +250,13 @@ class Server:
         try:
             try:
                 self.raised, self.running = False, True
+                if ticket.interrupted:  # before this command could be interrupted: it is now
+                    raise KeyboardInterrupt
                 os.chdir(request["cwd"])
                 status = _run_cli(list(request["argv"]))
             except KeyboardInterrupt:  # landed outside checker.cli's own handler
                 from checker.runner import kill_busy_workers
                 kill_busy_workers()
-                ticket.send({"err": "\n"})  # ends a line the interrupt may have cut
                 print(client.INTERRUPTED, file=sys.stderr)
                 status = 130
             finally:
@@ -263,6 +273,11 @@ class Server:
             self.current = None
         ticket.done.set()
         _say(f"{' '.join(request['argv'])}: status {status} in {time.monotonic() - started:.1f} s")
+        if ticket.interrupted and not self.stop.is_set():
+            # its workers were stopped: new ones for the next command (which waits for them)
+            self.warm.clear()
+            self._warm_up()
+            self.warm.set()
 
     def _after_interrupt(self) -> None:
         """The interrupted command's threads (a check's worker streams) end once its workers are
@@ -322,7 +337,8 @@ class Server:
                 return
             ticket = Ticket(conn, request)
             ticket.send({"hello": os.getpid()})
-            if request.get("key") != self.key or not os.path.isdir(request.get("cwd", "")) or self.stop.is_set():
+            if (request.get("key") != self.key or request.get("env") != client.relevant_env()
+                    or not os.path.isdir(request.get("cwd", "")) or self.stop.is_set()):
                 ticket.send({"stale": True})
                 return
             self.tickets.put(ticket)
@@ -334,14 +350,15 @@ class Server:
             conn.close()
 
     def _wait_turn(self, ticket: Ticket) -> bool:
-        """Wait for the command's turn: as long as the warm-up lasts, then at most BUSY_WAIT while
-        another client's command runs ('busy': the client runs it itself)."""
-        since = time.monotonic()
+        """Wait for the command's turn: as long as the warm-up lasts (WARM_UP_WAIT at most), then at
+        most BUSY_WAIT while another client's command runs ('busy': the client runs it itself)."""
+        arrived = since = time.monotonic()
         while not ticket.started.wait(BEAT):
+            now = time.monotonic()
             if not self.warm.is_set():
-                since = time.monotonic()
-            give_up = (time.monotonic() - since > client.BUSY_WAIT or not ticket.send({"wait": True})
-                       or self.stop.is_set())
+                since = now
+            give_up = (now - since > client.BUSY_WAIT or now - arrived > WARM_UP_WAIT
+                       or not ticket.send({"wait": True}) or self.stop.is_set())
             if give_up:
                 with self.turn:
                     if ticket.state == "queued":
@@ -410,7 +427,7 @@ def main() -> None:
     parser.add_argument("--key", required=True)
     parser.add_argument("--dir", required=True)
     args = parser.parse_args()
-    files = client.paths(client.Path(args.dir), args.key)
+    files = client.paths(Path(args.dir), args.key)
     if _lock(files["lock"]) is None:
         return  # this key's server is running
     if client.server_key() != args.key:
@@ -418,7 +435,7 @@ def main() -> None:
         os.unlink(files["lock"])
         return
     os.chdir(client.ROOT)
-    Server(args.key, client.Path(args.dir)).run()
+    Server(args.key, Path(args.dir)).run()
 
 
 if __name__ == "__main__":
