@@ -180,8 +180,10 @@ def run_via_server(argv: list[str]) -> int | None:
 
 
 def _ask(sock: socket.socket, key: str, argv: list[str]):
+    import shutil
+    size = shutil.get_terminal_size()  # argparse wraps --help to it
     request = {"op": "run", "key": key, "argv": argv, "cwd": os.getcwd(), "env": relevant_env(),
-               "tty": [sys.stdout.isatty(), sys.stderr.isatty()]}
+               "tty": [sys.stdout.isatty(), sys.stderr.isatty()], "terminal": [size.columns, size.lines]}
     if not _send(sock, request):
         return None
     lines = _Lines(sock)

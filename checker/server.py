@@ -245,6 +245,9 @@ class Server:
         out, err = Output(ticket, "out", bool(tty[0])), Output(ticket, "err", bool(tty[1]))
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
+        terminal = {"COLUMNS": os.environ.get("COLUMNS"), "LINES": os.environ.get("LINES")}
+        for name, value in zip(terminal, request.get("terminal") or []):
+            os.environ[name] = str(value)  # the client's terminal, as shutil.get_terminal_size sees it
         status = 1
         started = time.monotonic()
         try:
@@ -265,6 +268,11 @@ class Server:
             err.flush()
         finally:
             sys.stdout, sys.stderr = saved
+            for name, value in terminal.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
             os.chdir(client.ROOT)
         if ticket.interrupted:
             self._after_interrupt()
