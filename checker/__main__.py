@@ -1,5 +1,12 @@
 import sys
 
-from checker.cli import main
+from checker import client  # the standard library only: a warm server answers before torch is imported
 
-sys.exit(main())
+argv = sys.argv[1:]
+status = client.main(argv)
+if status is None:  # no server ran it: here, as always, then a warm server for the next command
+    from checker.cli import main
+    status = main(argv)
+    if not client.disabled(argv) and client.worth_a_server(argv, status):
+        client.start_server()
+sys.exit(status)

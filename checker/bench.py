@@ -28,7 +28,9 @@ COMPARISONS = {  # what --compare sets side by side: the first variant is the nu
 
 def time_once(args: list[str]) -> float:
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "checker", *args], cwd=REPO_ROOT, capture_output=True, text=True)
+    # a cold command line each time, as it is timed here: no warm server (checker/server.py)
+    run = subprocess.run([sys.executable, "-m", "checker", "--no-server", *args], cwd=REPO_ROOT, capture_output=True,
+                         text=True)
     elapsed = time.perf_counter() - start
     if run.returncode != 0:
         raise SystemExit(f"checker {' '.join(args)} failed:\n{run.stdout[-2000:]}")

@@ -86,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="GPU: after the check passes, time the kernels next to PyTorch and torch.compile")
     parser.add_argument("--reset", action="store_true",
                         help="back up the notebook next to itself, then restore its original stubs")
+    parser.add_argument("--no-server", action="store_true",
+                        help="run here, without the warm checker in the background (also: TRITON_PUZZLES_NO_SERVER=1)")
+    parser.add_argument("--stop-server", action="store_true", help="stop the warm checker of this checkout")
     return parser
 
 
@@ -182,16 +185,24 @@ def _check_all(args) -> int:
     entries, everything_ok = [], True
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         reports = {item[0].key: pool.submit(check, item) for item in todo if item[2] is None}
-        for puzzle, source, entry, path in todo:
-            if entry is not None:
-                entries.append(entry)
-                everything_ok = False
-                continue
-            _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} checking …")
-            report = reports[puzzle.key].result()
-            entries.append(report_entry(puzzle, str(path), report))
-            _say_parts(puzzle, report)
-            everything_ok &= report.passed
+        try:
+            for puzzle, source, entry, path in todo:
+                if entry is not None:
+                    entries.append(entry)
+                    everything_ok = False
+                    continue
+                _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} checking …")
+                report = reports[puzzle.key].result()
+                entries.append(report_entry(puzzle, str(path), report))
+                _say_parts(puzzle, report)
+                everything_ok &= report.passed
+        except KeyboardInterrupt:
+            # the puzzles not started are dropped and the running ones' workers stopped, so that
+            # leaving the pool (it waits for its threads) takes a moment, not the rest of the class
+            pool.shutdown(wait=False, cancel_futures=True)
+            from checker.runner import kill_busy_workers
+            kill_busy_workers()
+            raise
     if args.json:
         print(json.dumps(_json_report(entries), indent=1))
     return EXIT_PASS if everything_ok else EXIT_FAIL
@@ -245,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        from checker.runner import kill_live_workers
-        kill_live_workers()
+        from checker.runner import kill_busy_workers
+        kill_busy_workers()
         print("\nInterrupted: the check stopped, and nothing was written.", file=sys.stderr)
         return 130
 
@@ -255,6 +266,9 @@ def _main(argv: list[str] | None = None) -> int:
     parser = _parser()
     _add_part_flags(parser)
     args = parser.parse_args(argv)
+    if args.stop_server:
+        from checker.client import stop_servers
+        return stop_servers()
     if args.list:
         return _list()
     if args.all:

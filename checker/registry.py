@@ -19,7 +19,8 @@ from checker.spec import Puzzle, SpecError
 
 # the command line's own options: a part named like one would shadow it (--list, --all, ...)
 RESERVED_PARTS = {"list", "all", "json", "solution", "notebook", "backend", "timeout", "seed", "no_sanitize", "workers",
-                  "no-sanitize", "verbose", "reset", "help", "bench", "folder"}
+                  "no-sanitize", "verbose", "reset", "help", "bench", "folder", "no-server",
+                  "no_server", "stop-server", "stop_server"}
 HEAVY = ("torch", "triton")
 
 

@@ -69,6 +69,20 @@ def kill_live_workers() -> None:
         _kill(proc)
 
 
+def kill_busy_workers() -> None:
+    """Stop every worker that serves a request now (the learner interrupted the check); the idle
+    warm ones stay for the next check (the warm server's pool, checker/server.py)."""
+    locked = POOL.lock.acquire(timeout=1.0)  # an interrupt may have landed while it was held
+    try:
+        idle = {w.proc for workers in POOL.idle.values() for w in workers}
+    finally:
+        if locked:
+            POOL.lock.release()
+    for proc in list(_LIVE - idle):
+        if proc.returncode is None:  # not one already stopped (its pid may be another's by now)
+            _kill(proc)
+
+
 def _kill(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -216,6 +230,11 @@ class WorkerPool:
         with self.lock:
             self.idle.setdefault(worker.backend, []).append(worker)
         self.end_turn(worker)
+
+    def reset_turn(self) -> None:
+        """The GPU's turn free again, after an interrupted check whose threads have all ended (an
+        interrupt can land between taking the turn and the code that gives it back)."""
+        self.gpu_turn = threading.Semaphore(1)
 
     def close(self) -> None:
         with self.lock:

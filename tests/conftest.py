@@ -11,6 +11,9 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 # 16-core GPU host, 16 workers of 16 threads each slowed the GPU suite's checks past their time limits.
 if "PYTEST_XDIST_WORKER_COUNT" in os.environ and "OMP_NUM_THREADS" not in os.environ:
     os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+# `python -m checker` in a test runs in its own process and starts no warm server (none is left
+# behind); tests/test_server.py starts and stops its own in a folder of its own
+os.environ["TRITON_PUZZLES_NO_SERVER"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/catalog*.py
 
 import pytest  # noqa: E402
