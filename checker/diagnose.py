@@ -365,7 +365,8 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"a square or a sum that leaves the type's range? The numerically stable form of the formula "
                       f"(subtract the maximum, centre before squaring) stays in range: is a term of it missing? Or, "
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
-                      f"underflows, and 0 / 0 is NaN)?", "stability", "precision", "formula", "fill")
+                      f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
+                      f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop")
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1]
     if ones:
         return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
@@ -385,15 +386,23 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
 VARIANT_SHAPE = 0.05  # a reproduced variant is within 5 % of its values (RMS): bf16 rounding is ~0.4 %
 
 
-def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance) -> list:
+FEW = 8  # an output of fewer elements (a loss) can sit near a variant by chance
+
+
+def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
+                   others: dict | None = None) -> list:
     """The known bugs whose output this one reproduces (a variant that leaves this output right
-    says nothing about why it is wrong)."""
+    says nothing about why it is wrong). others: the case's other outputs, name -> (got, tolerance):
+    an output of a few numbers (a scalar loss) matches a variant only where the variant also fits
+    the other outputs it predicts; one number near a variant's is no evidence by itself."""
     ref = reference.outputs[output.name]
     scale = reference.scales[output.name]
     found = []
     for pattern in puzzle.patterns:
         alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
         if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
+            continue
+        if ref.numel() < FEW and _contradicted(pattern.name, output.name, reference, others or {}):
             continue
         if (matches(got, alternative, scale, tol, condition=reference.condition)
                 and _distance(got, alternative, ref, scale, tol, reference.condition)
@@ -405,6 +414,20 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
             # ill-conditioned case) two outputs near 0 "match" whatever made them small
             found.append(pattern)
     return found
+
+
+def _contradicted(name: str, own: str, reference: Reference, others: dict) -> bool:
+    """Does some other output of the case differ from what variant `name` predicts for it?"""
+    for other, alternative in reference.alternatives.get(name, {}).items():
+        if other == own or other not in others or others[other][0] is None:
+            continue
+        got, tol = others[other]
+        ref = reference.outputs[other]
+        if got.numel() != ref.numel():
+            continue
+        if not matches(got, alternative, reference.scales[other], tol, condition=reference.condition):
+            return True
+    return False
 
 
 def _distance(got: torch.Tensor, target: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
@@ -435,8 +458,9 @@ def _combine(variants: list, share: Hint) -> Hint:
 
 
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
-                comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None) -> Hint:
-    """The hint for one wrong output."""
+                comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None,
+                others: dict | None = None) -> Hint:
+    """The hint for one wrong output. others: the case's other outputs, name -> (got, tolerance)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
     got = got.detach().double().cpu().reshape(ref.shape)
@@ -458,7 +482,7 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
             share = (_empty_hint(got, ref, unit)
                      or _share_hint(got, shares, touched, tol, scale, unit, evidence, output.name)
                      or _lost_hint(got, ref, shares, touched, tol, scale, evidence, output.name))
-    variants = _variant_hints(puzzle, output, got, reference, tol)
+    variants = _variant_hints(puzzle, output, got, reference, tol, others)
     if variants:
         return _combine(variants, share)
     if comparison.n_nonfinite:

@@ -701,7 +701,13 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
     # access that was no store is this program's store meeting the other's load or atomic
     done = "stored to it with a plain tl.store" if other_stored else "reads it or updates it with an atomic"
     cause, candidates = "atomic", ()
-    if _is_shared(buf):
+    shared = _is_shared(buf) and addresses.shared_overlap(
+        view.layout(), _lane_offsets(ptr, view), launch.sites, (filename, lineno, view.name), pid, other_pid,
+        launch.grid, launch.scalars, {n: v for n, v in launch.scalars.items() if n not in launch.constexprs})
+    if shared:  # the programs were never meant to meet here, though the output sums shares
+        fix = f"This output sums shares from several programs, but not these two here. {shared.text}"
+        cause, candidates = shared.cause, shared.candidates
+    elif _is_shared(buf):
         fix = ("Fix: this output sums shares from several programs: add each share with tl.atomic_add "
                "(or another tl.atomic_* op), never with a load, an add and a store.")
     else:

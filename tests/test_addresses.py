@@ -195,3 +195,70 @@ def test_the_sanitizer_reports_the_wrong_stride_with_its_cause():
     fault = info.value
     assert fault.kind == "out_of_bounds" and fault.cause == "address"
     assert "12 (= M) elements apart" in str(fault) and "switch off" not in str(fault)
+
+
+# -- races on an output that sums shares: atomics, or programs that were never meant to meet --------
+@triton.jit
+def column_sums_plain(x_ptr, z_ptr, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """z[cols] += the column sums of this program's rows, with a plain load, add and store."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    z = tl.load(z_ptr + cols)
+    tl.store(z_ptr + cols, z + tl.sum(x, axis=0))
+
+
+@triton.jit
+def tiles_wrong_axis(x_ptr, z_ptr, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """z[tile] += x[tile], one tile per program; the bug: the rows from program_id(1), not (0)."""
+    rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    offsets = rows[:, None] * N + cols[None, :]
+    x = tl.load(x_ptr + offsets)
+    z = tl.load(z_ptr + offsets)
+    tl.store(z_ptr + offsets, z + x)
+
+
+@triton.jit
+def tiles_half_step(x_ptr, z_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The same, the bug: programs start BLOCK_M // 2 rows apart, so their tiles overlap."""
+    rows = tl.program_id(0) * (BLOCK_M // 2) + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    offsets = rows[:, None] * N + cols[None, :]
+    mask = rows[:, None] < M
+    x = tl.load(x_ptr + offsets, mask=mask)
+    z = tl.load(z_ptr + offsets, mask=mask)
+    tl.store(z_ptr + offsets, z + x, mask=mask)
+
+
+def _shared_race(kernel, grid, x, z, *args, **blocks) -> KernelFault:
+    sanitizer.expect_shared([z])
+    try:
+        with sanitizer.sanitized():
+            with pytest.raises(KernelFault) as info:
+                kernel[grid](x, z, *args, **blocks)
+    finally:
+        sanitizer.expect_shared([])
+    assert info.value.kind == "race"
+    return info.value
+
+
+def test_a_race_on_a_shared_output_whose_blocks_coincide_calls_for_atomics():
+    fault = _shared_race(column_sums_plain, (2,), torch.randn(8, 4), torch.zeros(4), 4, BLOCK_M=4, BLOCK_N=4)
+    assert fault.cause == "atomic" and "tl.atomic_add" in str(fault)
+
+
+def test_programs_doing_the_same_work_on_a_shared_output_is_an_address():
+    # programs (0, 0, 0) and (1, 0, 0) load the same x tile and add it to the same z tile: an atomic
+    # would count it twice
+    fault = _shared_race(tiles_wrong_axis, (2, 1, 1), torch.randn(8, 4), torch.zeros(8, 4), 4, BLOCK_M=4,
+                         BLOCK_N=4)
+    assert fault.cause == "address" and "same accesses" in str(fault)
+
+
+def test_overlapping_tiles_of_a_shared_output_are_an_address():
+    fault = _shared_race(tiles_half_step, (2,), torch.randn(8, 4), torch.zeros(8, 4), 8, 4, BLOCK_M=4,
+                         BLOCK_N=4)
+    # a move of 2 rows, which no size the kernel was given explains: also asks whether it is hard-coded
+    assert (fault.cause or fault.candidates[0]) == "address" and "overlap" in str(fault)
+    assert "atomic" not in fault.candidates
