@@ -348,6 +348,16 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"and got the NaN the checker fills outputs with. Outputs start as garbage: does it read "
                       f"through the right pointer, and start its sums from zero instead of from the output?",
                       "accumulate", "address")
+    if evidence.poison_read:
+        # another buffer read unwritten (a scratch buffer of partial rows, another output): its NaN
+        # is what spread here
+        other, where = next(iter(evidence.poison_read.items()))
+        return asking(f"{elements} NaN, and the kernels read `{other}` where nothing had been written to it "
+                      f"({where}): the checker fills the buffers it hands the kernels with NaN, and that NaN "
+                      f"spread to this output. Which elements of `{other}` are stored before that read: are the "
+                      f"offsets of the store (and of the read) right, does the store's mask let every lane "
+                      f"through, does its loop cover every row? Or, if the read is meant to add to what is there, "
+                      f"start from zero instead.", "address", "mask", "loop", "accumulate")
     if not evidence.sanitized and evidence.kinds and "load" in evidence.kinds.get(name, set()):
         return asking(f"{elements} NaN or Inf, and the kernel loads this output: outputs start as garbage (the "
                       f"checker fills them with NaN), so a sum started from the output, or a load through the "

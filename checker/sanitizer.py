@@ -119,6 +119,14 @@ def expect_outputs(filled: list[tuple[torch.Tensor, Any, int]]) -> None:
                    for t, int_type, bits in filled]
 
 
+def watch_scratch(tensor: torch.Tensor, int_type: Any, bits: int) -> None:
+    """Also watch a scratch buffer the checker filled with poison (partial rows, saved statistics):
+    a load of an element no kernel wrote is evidence as an output's is. Until the next
+    expect_outputs."""
+    _watched_tensors.append(tensor)
+    _watched.append((tensor.data_ptr(), tensor.data_ptr() + tensor.numel() * tensor.element_size(), int_type, bits))
+
+
 def _poison_of(buf: "_Buffer") -> Optional[tuple]:
     lo = buf.original.data_ptr()
     hi = lo + buf.nbytes

@@ -262,3 +262,39 @@ def test_overlapping_tiles_of_a_shared_output_are_an_address():
     # a move of 2 rows, which no size the kernel was given explains: also asks whether it is hard-coded
     assert (fault.cause or fault.candidates[0]) == "address" and "overlap" in str(fault)
     assert "atomic" not in fault.candidates
+
+
+# -- a scratch buffer read where nothing was written: the NaN that spreads has a source -------------
+@triton.jit
+def half_partials(x_ptr, part_ptr, N, BLOCK: tl.constexpr):
+    """The bug: the partial row's store stops one lane short (offsets < N - 1)."""
+    offsets = tl.arange(0, BLOCK)
+    tl.store(part_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < N) * 2, mask=offsets < N - 1)
+
+
+@triton.jit
+def sum_partials(part_ptr, z_ptr, N, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(z_ptr, tl.sum(tl.load(part_ptr + offsets, mask=offsets < N, other=0.0), axis=0))
+
+
+def test_a_scratch_buffer_read_unwritten_is_noted_and_named_in_the_hint():
+    import types
+
+    from checker.compare import compare
+    from checker.declare import scratch
+    from checker.diagnose import Evidence, output_hint
+    from checker.spec import Output, Reference, Tolerance
+    x, z = torch.randn(6), torch.zeros(1)
+    sanitizer.reset_evidence()
+    with sanitizer.sanitized():
+        part = scratch(6, like=x)
+        half_partials[(1,)](x, part, 6, BLOCK=8)
+        sum_partials[(1,)](part, z, 6, BLOCK=8)
+        reads = sanitizer.poison_reads()
+    assert [name for name, _ in reads] == ["part_ptr"] and torch.isnan(z).all()
+    ref, tol = {"z": (2 * x.double()).sum().reshape(1)}, Tolerance(atol=1e-5, rtol=1e-5)
+    hint = output_hint(types.SimpleNamespace(patterns=[]), Output("z", "z", True), z, Reference(ref, {"z": 1.0}),
+                       tol, compare("z", z, ref["z"], 1.0, tol, None),
+                       Evidence(sanitized=True, poison_read=dict(reads)))
+    assert "`part_ptr`" in hint.text and hint.candidates[:2] == ("address", "mask")
