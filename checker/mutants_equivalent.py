@@ -188,3 +188,15 @@ EQUIVALENT: dict[str, dict[str, str]] = {
                                                         "first + 2, so whole is unchanged",
     },
 }
+
+
+# Mutants whose change is, honestly, also a bug of another class than its operator's: the hint that
+# names that class is right, not misleading. Each with the reason, as the equivalents have theirs.
+# (Listed only where the two are the same bug, seen from two sides: never to excuse a hint.)
+SAME_BUG: dict[str, dict[str, tuple[str, str]]] = {
+    "p11": {
+        # the max subtraction dropped is exactly the unstable softmax the stability hint describes
+        "formula.drop:softmax_fwd_kernel:ff626363:0": ("stability", "exp(x - m) -> exp(x) is the softmax without its "
+                                                                    "max subtracted: the unstable form itself"),
+    },
+}

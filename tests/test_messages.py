@@ -184,3 +184,12 @@ def test_nan_from_large_inputs_also_asks_about_a_loop_that_skips_part_of_the_row
     hint = output_hint(types.SimpleNamespace(patterns=[]), Output("y", "y", True), got, Reference({"y": ref}, {"y": 1.0}), tol,
                        compare("y", got, ref, 1.0, tol, None), Evidence(sanitized=True, input_peak=40.0))
     assert hint.candidates[0] == "stability" and "loop" in hint.candidates
+
+
+def test_a_constant_factor_also_asks_about_a_mask_that_leaves_terms_out():
+    import torch
+
+    from checker.diagnose import _ratio_hint
+    ref = torch.linspace(1.0, 2.0, 12, dtype=torch.float64)
+    hint = _ratio_hint(3 * ref, ref, None)  # a whole factor: named without a case
+    assert hint.candidates == ("formula", "loop", "accumulate", "mask")
