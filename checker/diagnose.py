@@ -341,7 +341,7 @@ LARGE_INPUT = 30.0   # randn inputs stay below ~6; a case that means its inputs 
 
 
 def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison, evidence: Evidence, name: str,
-                    case: Case | None) -> Hint:
+                    case: Case | None, puzzle: Puzzle | None = None) -> Hint:
     n = comparison.n_nonfinite
     elements = f"{n} element{'s are' if n > 1 else ' is'}"
     if name in evidence.poison_read:
@@ -378,7 +378,7 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
                       f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
                       f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop")
-    ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1]
+    ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
                       f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
@@ -387,7 +387,15 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
                   f"mask that keeps the wrong lanes, or a sum whose loop never ran?), the square root of a negative "
-                  f"number{past}?", "stability", "formula", "fill", "mask", "loop")
+                  f"number{past}? Or offsets that leave a row no valid element at all (its max −inf, its sum 0)?",
+                  "stability", "formula", "fill", "mask", "loop", "address")
+
+
+def _rare_one(puzzle: Puzzle, size: str) -> bool:
+    """Is `size` = 1 special among the puzzle's cases (fewer than half have it)? Where most cases
+    have one batch, B = 1 says nothing about why this one fails."""
+    cases = [c for c in (puzzle.cases() if hasattr(puzzle, "cases") else ()) if size in c.sizes]
+    return not cases or 2 * sum(c.sizes[size] == 1 for c in cases) < len(cases)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,7 +505,7 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     if variants:
         return _combine(variants, share)
     if comparison.n_nonfinite:
-        return _nonfinite_hint(got, ref, comparison, evidence, output.name, case)
+        return _nonfinite_hint(got, ref, comparison, evidence, output.name, case, puzzle)
     if share:
         return share
     return _moved_hint(got, ref, scale, tol, reference.condition) or _ratio_hint(got, ref, case)

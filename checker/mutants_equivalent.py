@@ -199,4 +199,10 @@ SAME_BUG: dict[str, dict[str, tuple[str, str]]] = {
         "formula.drop:softmax_fwd_kernel:ff626363:0": ("stability", "exp(x - m) -> exp(x) is the softmax without its "
                                                                     "max subtracted: the unstable form itself"),
     },
+    "p31": {
+        # padded keys scored 0 instead of -inf: the key mask does not switch them off, whether the tl.where
+        # is missing (a mask) or fills 0 (a fill); the two give the same numbers, and the variant's hint says so
+        "fill.where:attn_fwd_kernel:ded71b7b:0": ("mask", "tl.where(visible, s, 0.0) leaves the padded keys in the "
+                                                          "softmax with score 0: the key mask does not switch them off"),
+    },
 }

@@ -211,3 +211,26 @@ def test_a_question_across_cases_stays_quiet_where_elements_never_written_point_
     assert summary_hints(puzzle, [(wide, failing(2, "address", "loop", "mask")), (narrow, {"status": "pass"})]) == []
     # wrong values, all written: the question across cases stands
     assert summary_hints(puzzle, [(wide, failing(0, "formula", "loop")), (narrow, {"status": "pass"})])
+
+
+def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare():
+    import types
+
+    import torch
+
+    from checker.compare import compare
+    from checker.diagnose import Evidence, output_hint
+    from checker.spec import Output, Reference, Tolerance
+    tol = Tolerance(atol=1e-5, rtol=1e-5)
+    ref = torch.ones(4, 8, dtype=torch.float64)
+    got = ref.clone()
+    got[0, :3] = float("nan")
+
+    def hint(batches: list[int]):
+        puzzle = types.SimpleNamespace(patterns=[], cases=lambda: [types.SimpleNamespace(sizes={"B": b}) for b in batches])
+        return output_hint(puzzle, Output("y", "y", True), got, Reference({"y": ref}, {"y": 1.0}), tol,
+                           compare("y", got, ref, 1.0, tol, None), Evidence(sanitized=True),
+                           types.SimpleNamespace(sizes={"B": 1, "N": 8}, params={}))
+    assert "B = 1" in hint([1, 2, 4, 4]).text            # one batch is rare: a division by B - 1?
+    assert "B = 1" not in hint([1, 1, 1, 2]).text        # most cases have one: says nothing
+    assert "address" in hint([1, 1, 1, 2]).candidates
