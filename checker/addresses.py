@@ -461,8 +461,9 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
     right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
     of the two, the addresses cannot say; that they disagree with the masks, the access shows.
     A tensor of more dimensions ([B, H, L, D]) is read through its last two: the tile of one head, even
-    of one row (L = 1), whose row stride is still the row length."""
-    if len(steps) != 2 or len(layout.shape) < 2 or layout.shape[-1] < 2 or None in steps:
+    of one row (L = 1), whose row stride is still the row length; a column of one (a [M, 1] view of a
+    [1, M] row, strides (1, M)) alike."""
+    if len(steps) != 2 or len(layout.shape) < 2 or max(layout.shape[-2:]) < 2 or None in steps:
         return None
     rows_apart, cols_apart = layout.strides[-2:]
     if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):

@@ -298,3 +298,15 @@ def test_a_scratch_buffer_read_unwritten_is_noted_and_named_in_the_hint():
                        tol, compare("z", z, ref["z"], 1.0, tol, None),
                        Evidence(sanitized=True, poison_read=dict(reads)))
     assert "`part_ptr`" in hint.text and hint.candidates[:2] == ("address", "mask")
+
+
+def test_swapped_strides_of_a_one_column_view_are_asked_about():
+    """x.T of a [1, 9] row: shape (9, 1), strides (1, 9). Rows walked by 9 and columns by 1 leave it
+    after the first row: the strides are swapped, or the tile is meant transposed and its masks are not."""
+    layout = Layout("x_ptr", (9, 1), (1, 9), 4, 9)
+    rows, cols = np.arange(16), np.arange(4)
+    lanes = rows[:, None] * 9 + cols[None, :] * 1
+    active = (rows[:, None] < 9) & (cols[None, :] < 1)
+    finding = addresses.out_of_bounds(layout, lanes, active, site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1),
+                                      {"M": 9, "N": 1}, in_loop=False)
+    assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
