@@ -483,6 +483,42 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
         "", ("address", "mask"))
 
 
+def _masks_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
+                              active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+    """A 2-D block that walks a [R, C] matrix in order, R != C, whose masks fit it transposed: each
+    axis stops at the other dimension's size (the mask stops it there, or it runs past its own size
+    up to exactly there). A tile meant to walk the matrix transposed, with its strides swapped, looks
+    exactly so; so do two masks written with each other's size. Ask, the strides first."""
+    if len(layout.shape) != 2 or len(steps) != 2 or None in steps or layout.row_stride() is None:
+        return None
+    rows, cols = layout.shape
+    if rows == cols or steps != (layout.row_stride(), 1):
+        return None
+    where = layout.coordinates(int(offsets.flat[0]))
+    if where is None:
+        return None
+    active = np.broadcast_to(active, offsets.shape)
+    own, other = (rows, cols), (cols, rows)
+    for axis in (0, 1):
+        # both axes must say so (one mask written with the other size is a mask bug, and looks the same
+        # on its own axis): stopped by the mask exactly at the other dimension's size, or run past its
+        # own size up to exactly the other's
+        lanes = active.any(axis=1 - axis)
+        if not lanes.any():
+            return None
+        extent = int(np.nonzero(lanes)[0].max()) + 1
+        end = where[axis] + extent
+        if end != other[axis] or end == own[axis]:
+            return None
+        if extent == offsets.shape[axis] and end <= own[axis]:
+            return None
+    return Finding(f"The block walks {layout.label} in order ({layout.layout_text()}), but its masks fit it "
+                   f"transposed: they let its rows run to {cols}{name_of(cols, scalars)}, the number of columns, and "
+                   f"its columns to {rows}{name_of(rows, scalars)}, the number of rows. Are the strides swapped (a "
+                   f"tile meant to walk it transposed: rows[:, None] + cols[None, :] * {layout.row_stride()})? Or do "
+                   f"the masks compare each index with the other dimension's size?", "", ("address", "mask"))
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None) -> Finding:
@@ -494,6 +530,7 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     finding = (_step_finding(layout, steps, offsets.shape, scalars)
                or _transposed_finding(layout, steps, offsets, active, scalars)
+               or _masks_transposed_finding(layout, steps, offsets, active, scalars)
                or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)

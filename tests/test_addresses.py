@@ -310,3 +310,21 @@ def test_swapped_strides_of_a_one_column_view_are_asked_about():
     finding = addresses.out_of_bounds(layout, lanes, active, site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1),
                                       {"M": 9, "N": 1}, in_loop=False)
     assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
+
+
+def test_an_in_order_walk_whose_masks_fit_the_tensor_transposed_asks_strides_or_masks():
+    """w is [N, K] = (12, 16); a tile meant to walk it transposed (ks along axis 0, masked ks < K;
+    cols along axis 1, masked cols < N) with its strides swapped walks it in order: its rows run to
+    16, the number of columns, and its columns stop at 12, the number of rows."""
+    layout = matrix(12, 16, "w_ptr")
+    ks, cols = np.arange(16), np.arange(16)
+    lanes = ks[:, None] * 16 + cols[None, :]
+    finding = addresses.out_of_bounds(layout, lanes, (ks[:, None] < 16) & (cols[None, :] < 12),
+                                      site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1), {"K": 16, "N": 12},
+                                      in_loop=True)
+    assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
+    # one mask with the other's size (rows < 16), the columns masked right: a mask bug, named as one
+    finding = addresses.out_of_bounds(layout, lanes[:, :8], (ks[:, None] < 16) & (cols[None, :8] < 16),
+                                      site_of({(0, 0, 0): lanes[:, :8]}), (0, 0, 0), (1, 2, 1), {"K": 16, "N": 12},
+                                      in_loop=True)
+    assert "fit it transposed" not in finding.text and finding.cause == "mask"
