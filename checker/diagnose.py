@@ -382,7 +382,8 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
     if ones:
         return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
                       f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
-                      f"whose loop never ran for so small a size?", "formula", "loop", "mask")
+                      f"whose loop never ran for so small a size, or offsets that leave a row no valid element?",
+                      "formula", "loop", "mask", "address")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
