@@ -6,8 +6,6 @@ wide rows, bf16, ...). Which cases fail is weak evidence, so these hints keep to
 - a hint that only asks (it names no cause) stays quiet where the failing cases' own hints name
   causes it does not ask about: the learner has something better to go on, and a question beside
   it would only pull the other way.
-  Likewise where a failing case has elements no store reached, and the question leaves out the
-  cause their hint asks about first (an address).
 
 Pure Python, so the report can use it without torch.
 """
@@ -29,19 +27,6 @@ def _named_causes(result: dict) -> set[str]:
     return named
 
 
-def _unwritten_leads(result: dict) -> set[str]:
-    """The likeliest cause the hints on this failing case's never-written outputs give (what each
-    names, or asks about first): elements no store reached are evidence about the stores, stronger
-    than which cases fail."""
-    leads = set()
-    for c in result.get("comparisons", []):
-        if not c.get("ok") and c.get("n_unwritten"):
-            first = c.get("cause") or next(iter(c.get("candidates") or []), "")
-            if first:
-                leads.add(first)
-    return leads
-
-
 def _contradicted(pattern, failing: list[tuple[Case, dict]]) -> bool:
     """A hint that asks about atomics, where every failing case's kernels already add with atomics
     and store nothing plainly to the outputs they add into: asking 'add, not store?' would mislead."""
@@ -61,13 +46,10 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint
     if not failing or not passing:
         return []
     named = set().union(*[_named_causes(r) for _, r in failing])
-    unwritten = set().union(*[_unwritten_leads(r) for _, r in failing])
     found = []
     for pattern in puzzle.summary_patterns:
         if named and not pattern.cause and not named & set(pattern.candidates) or _contradicted(pattern, failing):
             continue
-        if unwritten and not pattern.cause and not unwritten & set(pattern.candidates):
-            continue  # a question that leaves out what elements never written point at first
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"
         if covers and all(pattern.selects(case) for case, _ in failing) and any(not pattern.selects(c) for c in passing):

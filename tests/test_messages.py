@@ -195,24 +195,6 @@ def test_a_constant_factor_also_asks_about_a_mask_that_leaves_terms_out():
     assert hint.candidates == ("formula", "loop", "accumulate", "mask")
 
 
-def test_a_question_across_cases_stays_quiet_where_elements_never_written_point_elsewhere():
-    import types
-
-    from checker.diagnose_summary import summary_hints
-    from checker.spec import SummaryPattern
-    puzzle = types.SimpleNamespace(summary_patterns=[SummaryPattern(
-        "only the wide cases fail: does the loop walk all of K?", lambda c: c.wide, candidates=("loop", "accumulate"))])
-    wide, narrow = types.SimpleNamespace(wide=True), types.SimpleNamespace(wide=False)
-
-    def failing(unwritten: int, *candidates):
-        return {"status": "fail", "hints": [], "comparisons": [
-            {"ok": False, "hint": "...", "cause": "", "candidates": list(candidates), "n_unwritten": unwritten}]}
-    # elements never written, whose hint asks about the address first: no question about the loop
-    assert summary_hints(puzzle, [(wide, failing(2, "address", "loop", "mask")), (narrow, {"status": "pass"})]) == []
-    # wrong values, all written: the question across cases stands
-    assert summary_hints(puzzle, [(wide, failing(0, "formula", "loop")), (narrow, {"status": "pass"})])
-
-
 def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare():
     import types
 
