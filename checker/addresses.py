@@ -307,16 +307,18 @@ def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, i
 
 def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, ...], pid: Pid,
                      origins: dict[Pid, int], grid: tuple[int, int, int],
-                     scalars: dict[str, int], sizes: Optional[dict[str, int]] = None) -> Optional[Finding]:
+                     scalars: dict[str, int], sizes: Optional[dict[str, int]] = None,
+                     sharing: bool = False) -> Optional[Finding]:
     """Two programs write one element: do their blocks overlap by construction? (the program id
     unused, or moving the block by less than its width). A move by one of the sizes the kernel was
     given (HQ heads per token, say) in a block padded wider than it (BLOCK_H) fits a right start
-    whose padded rows are not masked as well as a wrong start: then it asks."""
+    whose padded rows are not masked as well as a wrong start: then it asks. sharing: the tensor
+    sums shares, and the programs along an axis that does not move the block are meant to meet."""
     moved = program_steps(origins, grid)
     if moved is None:
         return None
     for axis, g in enumerate(moved):
-        if g is None or grid[axis] < 2:
+        if g is None or grid[axis] < 2 or (sharing and g == 0):
             continue
         if g == 0:
             return Finding(f"Every program along grid axis {axis} starts this access at the same element: the "
@@ -459,8 +461,9 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
     right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
     of the two, the addresses cannot say; that they disagree with the masks, the access shows.
     A tensor of more dimensions ([B, H, L, D]) is read through its last two: the tile of one head, even
-    of one row (L = 1), whose row stride is still the row length."""
-    if len(steps) != 2 or len(layout.shape) < 2 or layout.shape[-1] < 2 or None in steps:
+    of one row (L = 1), whose row stride is still the row length; a column of one (a [M, 1] view of a
+    [1, M] row, strides (1, M)) alike."""
+    if len(steps) != 2 or len(layout.shape) < 2 or max(layout.shape[-2:]) < 2 or None in steps:
         return None
     rows_apart, cols_apart = layout.strides[-2:]
     if rows_apart == cols_apart or (abs(steps[0]), abs(steps[1])) != (abs(cols_apart), abs(rows_apart)):
@@ -480,6 +483,42 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
         "", ("address", "mask"))
 
 
+def _masks_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
+                              active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+    """A 2-D block that walks a [R, C] matrix in order, R != C, whose masks fit it transposed: each
+    axis stops at the other dimension's size (the mask stops it there, or it runs past its own size
+    up to exactly there). A tile meant to walk the matrix transposed, with its strides swapped, looks
+    exactly so; so do two masks written with each other's size. Ask, the strides first."""
+    if len(layout.shape) != 2 or len(steps) != 2 or None in steps or layout.row_stride() is None:
+        return None
+    rows, cols = layout.shape
+    if rows == cols or steps != (layout.row_stride(), 1):
+        return None
+    where = layout.coordinates(int(offsets.flat[0]))
+    if where is None:
+        return None
+    active = np.broadcast_to(active, offsets.shape)
+    own, other = (rows, cols), (cols, rows)
+    for axis in (0, 1):
+        # both axes must say so (one mask written with the other size is a mask bug, and looks the same
+        # on its own axis): stopped by the mask exactly at the other dimension's size, or run past its
+        # own size up to exactly the other's
+        lanes = active.any(axis=1 - axis)
+        if not lanes.any():
+            return None
+        extent = int(np.nonzero(lanes)[0].max()) + 1
+        end = where[axis] + extent
+        if end != other[axis] or end == own[axis]:
+            return None
+        if extent == offsets.shape[axis] and end <= own[axis]:
+            return None
+    return Finding(f"The block walks {layout.label} in order ({layout.layout_text()}), but its masks fit it "
+                   f"transposed: they let its rows run to {cols}{name_of(cols, scalars)}, the number of columns, and "
+                   f"its columns to {rows}{name_of(rows, scalars)}, the number of rows. Are the strides swapped (a "
+                   f"tile meant to walk it transposed: rows[:, None] + cols[None, :] * {layout.row_stride()})? Or do "
+                   f"the masks compare each index with the other dimension's size?", "", ("address", "mask"))
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None) -> Finding:
@@ -491,6 +530,7 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
     finding = (_step_finding(layout, steps, offsets.shape, scalars)
                or _transposed_finding(layout, steps, offsets, active, scalars)
+               or _masks_transposed_finding(layout, steps, offsets, active, scalars)
                or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)
@@ -519,6 +559,54 @@ def overlapping_writes(layout: Layout, offsets: np.ndarray, site: Site, pid: Pid
             or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
             or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop=False)
             or _overlap_finding(layout, steps, offsets.shape, pid, origins, grid, scalars, sizes or {}))
+
+
+def shared_overlap(layout: Layout, offsets: np.ndarray, sites: dict, key, pid: Pid, other: Pid,
+                   grid: tuple[int, int, int], scalars: dict[str, int],
+                   sizes: Optional[dict[str, int]] = None) -> Optional[Finding]:
+    """Two programs reached one element of an output that sums shares from several programs: None
+    where that fits shares by design (atomics are the fix), a finding where the evidence says the
+    programs were never meant to meet there. sites: the launch's sites by (file, line, tensor name);
+    key: the racing access's.
+
+    Shares by design come from programs whose blocks of the output coincide (the same columns of
+    dgamma for every block of rows), or whose lanes are gathered (a histogram, rows picked by token
+    id). Two things are evidence of something else:
+    - the two programs made the same accesses at every line both reached, an input's included: they
+      do the same work, and an atomic would only count it twice (a program id unused, or the wrong
+      axis);
+    - their blocks at this line start at different elements and step evenly: blocks meant to tile
+      the output overlap (a wrong start), or lanes past a block's edge reach the next one (a mask)."""
+    common = [(k, s) for k, s in sites.items() if pid in s.origins and other in s.origins]
+    if (len(common) >= 2 and any(k[2] != layout.name for k, _ in common)
+            and all(s.origins[pid] == s.origins[other] for _, s in common)):
+        axes = [a for a in range(3) if pid[a] != other[a]]
+        which = " or ".join(f"tl.program_id({a})" for a in axes)
+        return Finding(f"Programs {pid} and {other} made the same accesses at every line both reached, inputs "
+                       f"included: they do the same share of the work, and adding it with an atomic would only "
+                       f"count it twice. Each program's offsets must move with its own program id: is {which} "
+                       f"unused, or used for the wrong axis?", "address")
+    site = sites.get(key)
+    if site is None or other not in site.origins or site.origins[other] == site.origins.get(pid):
+        return None
+    steps = lane_steps(offsets)
+    if offsets.size < 2 or None in steps:
+        return None  # a gather (or one lane): its shares may meet anywhere
+    origin = int(offsets.flat[0])
+    origins = {**site.origins, pid: site.origins.get(pid, origin)}
+    found = (_step_finding(layout, steps, offsets.shape, scalars)
+             or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
+             or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop=False)
+             or _overlap_finding(layout, steps, offsets.shape, pid, origins, grid, scalars, sizes or {},
+                                 sharing=True))
+    if found is not None:
+        return found
+    return Finding(f"Programs {pid} and {other} start their blocks of {layout.label} at different elements "
+                   f"({site.origins[other]} and {site.origins[pid]}), yet both reach this one: blocks that tile the "
+                   f"output should not overlap. Is a block's start computed wrongly (a program or row offset, a "
+                   f"block size), or do lanes past a block's edge reach into the next block (a mask missing)? "
+                   f"Only if the blocks are meant to overlap: add the shares with tl.atomic_add.",
+                   "", ("address", "mask", "atomic"))
 
 
 def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[str, int]) -> Optional[Finding]:

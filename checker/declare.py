@@ -218,12 +218,17 @@ def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
     checker's poison, a NaN no arithmetic makes, as the outputs are. torch.empty's memory is often
     zeros on a fresh CPU allocation and garbage on a GPU, so a kernel that adds into a buffer it
     never cleared would pass or fail by luck; poisoned, it fails on both backends, every time."""
+    import sys
+
     import torch
-    from checker.runcase import poison
+    from checker.runcase import poison, poison_of
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
     if buffer.is_floating_point():
         poison(buffer)
+        sanitizer = sys.modules.get("checker.sanitizer")
+        if sanitizer is not None and sanitizer.enabled() and poison_of(buffer) is not None:
+            sanitizer.watch_scratch(buffer, *poison_of(buffer))  # a read of the poison is evidence
     return buffer
 
 

@@ -331,8 +331,9 @@ def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint
     names = f" (= {found[0]})" if found else ""
     return asking(f"every element is {c:.6g} times the expected value{names}: a constant factor. A sum divided by the "
                   f"wrong count, a scale applied twice or not at all, a loop that covers the wrong range, or a sum "
-                  f"started over where it should carry on (only the last of several terms kept)?",
-                  "formula", "loop", "accumulate")
+                  f"started over where it should carry on (only the last of several terms kept)? Or, where the terms "
+                  f"of a sum are alike, a mask that leaves some of them out?",
+                  "formula", "loop", "accumulate", "mask")
 
 
 FP16_MAX = 65504.0
@@ -340,7 +341,7 @@ LARGE_INPUT = 30.0   # randn inputs stay below ~6; a case that means its inputs 
 
 
 def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison, evidence: Evidence, name: str,
-                    case: Case | None) -> Hint:
+                    case: Case | None, puzzle: Puzzle | None = None) -> Hint:
     n = comparison.n_nonfinite
     elements = f"{n} element{'s are' if n > 1 else ' is'}"
     if name in evidence.poison_read:
@@ -348,6 +349,16 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"and got the NaN the checker fills outputs with. Outputs start as garbage: does it read "
                       f"through the right pointer, and start its sums from zero instead of from the output?",
                       "accumulate", "address")
+    if evidence.poison_read:
+        # another buffer read unwritten (a scratch buffer of partial rows, another output): its NaN
+        # is what spread here
+        other, where = next(iter(evidence.poison_read.items()))
+        return asking(f"{elements} NaN, and the kernels read `{other}` where nothing had been written to it "
+                      f"({where}): the checker fills the buffers it hands the kernels with NaN, and that NaN "
+                      f"spread to this output. Which elements of `{other}` are stored before that read: are the "
+                      f"offsets of the store (and of the read) right, does the store's mask let every lane "
+                      f"through, does its loop cover every row? Or, if the read is meant to add to what is there, "
+                      f"start from zero instead.", "address", "mask", "loop", "accumulate")
     if not evidence.sanitized and evidence.kinds and "load" in evidence.kinds.get(name, set()):
         return asking(f"{elements} NaN or Inf, and the kernel loads this output: outputs start as garbage (the "
                       f"checker fills them with NaN), so a sum started from the output, or a load through the "
@@ -365,17 +376,27 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"a square or a sum that leaves the type's range? The numerically stable form of the formula "
                       f"(subtract the maximum, centre before squaring) stays in range: is a term of it missing? Or, "
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
-                      f"underflows, and 0 / 0 is NaN)?", "stability", "precision", "formula", "fill")
-    ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1]
+                      f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
+                      f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop")
+    ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
                       f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
-                      f"whose loop never ran for so small a size?", "formula", "loop", "mask")
+                      f"whose loop never ran for so small a size, or offsets that leave a row no valid element?",
+                      "formula", "loop", "mask", "address")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
                   f"mask that keeps the wrong lanes, or a sum whose loop never ran?), the square root of a negative "
-                  f"number{past}?", "stability", "formula", "fill", "mask", "loop")
+                  f"number{past}? Or offsets that leave a row no valid element at all (its max −inf, its sum 0)?",
+                  "stability", "formula", "fill", "mask", "loop", "address")
+
+
+def _rare_one(puzzle: Puzzle, size: str) -> bool:
+    """Is `size` = 1 special among the puzzle's cases (fewer than half have it)? Where most cases
+    have one batch, B = 1 says nothing about why this one fails."""
+    cases = [c for c in (puzzle.cases() if hasattr(puzzle, "cases") else ()) if size in c.sizes]
+    return not cases or 2 * sum(c.sizes[size] == 1 for c in cases) < len(cases)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -385,15 +406,23 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
 VARIANT_SHAPE = 0.05  # a reproduced variant is within 5 % of its values (RMS): bf16 rounding is ~0.4 %
 
 
-def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance) -> list:
+FEW = 8  # an output of fewer elements (a loss) can sit near a variant by chance
+
+
+def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
+                   others: dict | None = None) -> list:
     """The known bugs whose output this one reproduces (a variant that leaves this output right
-    says nothing about why it is wrong)."""
+    says nothing about why it is wrong). others: the case's other outputs, name -> (got, tolerance):
+    an output of a few numbers (a scalar loss) matches a variant only where the variant also fits
+    the other outputs it predicts; one number near a variant's is no evidence by itself."""
     ref = reference.outputs[output.name]
     scale = reference.scales[output.name]
     found = []
     for pattern in puzzle.patterns:
         alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
         if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
+            continue
+        if ref.numel() < FEW and _contradicted(pattern.name, output.name, reference, others or {}):
             continue
         if (matches(got, alternative, scale, tol, condition=reference.condition)
                 and _distance(got, alternative, ref, scale, tol, reference.condition)
@@ -405,6 +434,20 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
             # ill-conditioned case) two outputs near 0 "match" whatever made them small
             found.append(pattern)
     return found
+
+
+def _contradicted(name: str, own: str, reference: Reference, others: dict) -> bool:
+    """Does some other output of the case differ from what variant `name` predicts for it?"""
+    for other, alternative in reference.alternatives.get(name, {}).items():
+        if other == own or other not in others or others[other][0] is None:
+            continue
+        got, tol = others[other]
+        ref = reference.outputs[other]
+        if got.numel() != ref.numel():
+            continue
+        if not matches(got, alternative, reference.scales[other], tol, condition=reference.condition):
+            return True
+    return False
 
 
 def _distance(got: torch.Tensor, target: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
@@ -435,8 +478,9 @@ def _combine(variants: list, share: Hint) -> Hint:
 
 
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
-                comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None) -> Hint:
-    """The hint for one wrong output."""
+                comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None,
+                others: dict | None = None) -> Hint:
+    """The hint for one wrong output. others: the case's other outputs, name -> (got, tolerance)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
     got = got.detach().double().cpu().reshape(ref.shape)
@@ -458,11 +502,11 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
             share = (_empty_hint(got, ref, unit)
                      or _share_hint(got, shares, touched, tol, scale, unit, evidence, output.name)
                      or _lost_hint(got, ref, shares, touched, tol, scale, evidence, output.name))
-    variants = _variant_hints(puzzle, output, got, reference, tol)
+    variants = _variant_hints(puzzle, output, got, reference, tol, others)
     if variants:
         return _combine(variants, share)
     if comparison.n_nonfinite:
-        return _nonfinite_hint(got, ref, comparison, evidence, output.name, case)
+        return _nonfinite_hint(got, ref, comparison, evidence, output.name, case, puzzle)
     if share:
         return share
     return _moved_hint(got, ref, scale, tol, reference.condition) or _ratio_hint(got, ref, case)

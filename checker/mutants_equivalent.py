@@ -188,3 +188,21 @@ EQUIVALENT: dict[str, dict[str, str]] = {
                                                         "first + 2, so whole is unchanged",
     },
 }
+
+
+# Mutants whose change is, honestly, also a bug of another class than its operator's: the hint that
+# names that class is right, not misleading. Each with the reason, as the equivalents have theirs.
+# (Listed only where the two are the same bug, seen from two sides: never to excuse a hint.)
+SAME_BUG: dict[str, dict[str, tuple[str, str]]] = {
+    "p11": {
+        # the max subtraction dropped is exactly the unstable softmax the stability hint describes
+        "formula.drop:softmax_fwd_kernel:ff626363:0": ("stability", "exp(x - m) -> exp(x) is the softmax without its "
+                                                                    "max subtracted: the unstable form itself"),
+    },
+    "p31": {
+        # padded keys scored 0 instead of -inf: the key mask does not switch them off, whether the tl.where
+        # is missing (a mask) or fills 0 (a fill); the two give the same numbers, and the variant's hint says so
+        "fill.where:attn_fwd_kernel:ded71b7b:0": ("mask", "tl.where(visible, s, 0.0) leaves the padded keys in the "
+                                                          "softmax with score 0: the key mask does not switch them off"),
+    },
+}

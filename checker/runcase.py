@@ -298,7 +298,9 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                              unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
             evidence = evidence or _evidence(part, outputs, source, before)
-            hint = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case)
+            others = {o.name: (produced.get(o.name), puzzle.tolerance(case.dtype, o)) for o in part.outputs
+                      if o.name != output.name}
+            hint = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others)
             comparison.hint, comparison.cause, comparison.candidates = hint.text, hint.cause, list(hint.candidates)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
         comparisons.append({**comparison.to_json(), "forward": output.forward, "title": output.title or output.label})

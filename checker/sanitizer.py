@@ -119,6 +119,14 @@ def expect_outputs(filled: list[tuple[torch.Tensor, Any, int]]) -> None:
                    for t, int_type, bits in filled]
 
 
+def watch_scratch(tensor: torch.Tensor, int_type: Any, bits: int) -> None:
+    """Also watch a scratch buffer the checker filled with poison (partial rows, saved statistics):
+    a load of an element no kernel wrote is evidence as an output's is. Until the next
+    expect_outputs."""
+    _watched_tensors.append(tensor)
+    _watched.append((tensor.data_ptr(), tensor.data_ptr() + tensor.numel() * tensor.element_size(), int_type, bits))
+
+
 def _poison_of(buf: "_Buffer") -> Optional[tuple]:
     lo = buf.original.data_ptr()
     hi = lo + buf.nbytes
@@ -701,7 +709,13 @@ def _fault_race(builder: Any, launch: _Launch, buf: _Buffer, element: int, kind:
     # access that was no store is this program's store meeting the other's load or atomic
     done = "stored to it with a plain tl.store" if other_stored else "reads it or updates it with an atomic"
     cause, candidates = "atomic", ()
-    if _is_shared(buf):
+    shared = _is_shared(buf) and addresses.shared_overlap(
+        view.layout(), _lane_offsets(ptr, view), launch.sites, (filename, lineno, view.name), pid, other_pid,
+        launch.grid, launch.scalars, {n: v for n, v in launch.scalars.items() if n not in launch.constexprs})
+    if shared:  # the programs were never meant to meet here, though the output sums shares
+        fix = f"This output sums shares from several programs, but not these two here. {shared.text}"
+        cause, candidates = shared.cause, shared.candidates
+    elif _is_shared(buf):
         fix = ("Fix: this output sums shares from several programs: add each share with tl.atomic_add "
                "(or another tl.atomic_* op), never with a load, an add and a store.")
     else:

@@ -195,3 +195,136 @@ def test_the_sanitizer_reports_the_wrong_stride_with_its_cause():
     fault = info.value
     assert fault.kind == "out_of_bounds" and fault.cause == "address"
     assert "12 (= M) elements apart" in str(fault) and "switch off" not in str(fault)
+
+
+# -- races on an output that sums shares: atomics, or programs that were never meant to meet --------
+@triton.jit
+def column_sums_plain(x_ptr, z_ptr, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """z[cols] += the column sums of this program's rows, with a plain load, add and store."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    z = tl.load(z_ptr + cols)
+    tl.store(z_ptr + cols, z + tl.sum(x, axis=0))
+
+
+@triton.jit
+def tiles_wrong_axis(x_ptr, z_ptr, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """z[tile] += x[tile], one tile per program; the bug: the rows from program_id(1), not (0)."""
+    rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    offsets = rows[:, None] * N + cols[None, :]
+    x = tl.load(x_ptr + offsets)
+    z = tl.load(z_ptr + offsets)
+    tl.store(z_ptr + offsets, z + x)
+
+
+@triton.jit
+def tiles_half_step(x_ptr, z_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The same, the bug: programs start BLOCK_M // 2 rows apart, so their tiles overlap."""
+    rows = tl.program_id(0) * (BLOCK_M // 2) + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    offsets = rows[:, None] * N + cols[None, :]
+    mask = rows[:, None] < M
+    x = tl.load(x_ptr + offsets, mask=mask)
+    z = tl.load(z_ptr + offsets, mask=mask)
+    tl.store(z_ptr + offsets, z + x, mask=mask)
+
+
+def _shared_race(kernel, grid, x, z, *args, **blocks) -> KernelFault:
+    sanitizer.expect_shared([z])
+    try:
+        with sanitizer.sanitized():
+            with pytest.raises(KernelFault) as info:
+                kernel[grid](x, z, *args, **blocks)
+    finally:
+        sanitizer.expect_shared([])
+    assert info.value.kind == "race"
+    return info.value
+
+
+def test_a_race_on_a_shared_output_whose_blocks_coincide_calls_for_atomics():
+    fault = _shared_race(column_sums_plain, (2,), torch.randn(8, 4), torch.zeros(4), 4, BLOCK_M=4, BLOCK_N=4)
+    assert fault.cause == "atomic" and "tl.atomic_add" in str(fault)
+
+
+def test_programs_doing_the_same_work_on_a_shared_output_is_an_address():
+    # programs (0, 0, 0) and (1, 0, 0) load the same x tile and add it to the same z tile: an atomic
+    # would count it twice
+    fault = _shared_race(tiles_wrong_axis, (2, 1, 1), torch.randn(8, 4), torch.zeros(8, 4), 4, BLOCK_M=4,
+                         BLOCK_N=4)
+    assert fault.cause == "address" and "same accesses" in str(fault)
+
+
+def test_overlapping_tiles_of_a_shared_output_are_an_address():
+    fault = _shared_race(tiles_half_step, (2,), torch.randn(8, 4), torch.zeros(8, 4), 8, 4, BLOCK_M=4,
+                         BLOCK_N=4)
+    # a move of 2 rows, which no size the kernel was given explains: also asks whether it is hard-coded
+    assert (fault.cause or fault.candidates[0]) == "address" and "overlap" in str(fault)
+    assert "atomic" not in fault.candidates
+
+
+# -- a scratch buffer read where nothing was written: the NaN that spreads has a source -------------
+@triton.jit
+def half_partials(x_ptr, part_ptr, N, BLOCK: tl.constexpr):
+    """The bug: the partial row's store stops one lane short (offsets < N - 1)."""
+    offsets = tl.arange(0, BLOCK)
+    tl.store(part_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < N) * 2, mask=offsets < N - 1)
+
+
+@triton.jit
+def sum_partials(part_ptr, z_ptr, N, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(z_ptr, tl.sum(tl.load(part_ptr + offsets, mask=offsets < N, other=0.0), axis=0))
+
+
+def test_a_scratch_buffer_read_unwritten_is_noted_and_named_in_the_hint():
+    import types
+
+    from checker.compare import compare
+    from checker.declare import scratch
+    from checker.diagnose import Evidence, output_hint
+    from checker.spec import Output, Reference, Tolerance
+    x, z = torch.randn(6), torch.zeros(1)
+    sanitizer.reset_evidence()
+    with sanitizer.sanitized():
+        part = scratch(6, like=x)
+        half_partials[(1,)](x, part, 6, BLOCK=8)
+        sum_partials[(1,)](part, z, 6, BLOCK=8)
+        reads = sanitizer.poison_reads()
+    assert [name for name, _ in reads] == ["part_ptr"] and torch.isnan(z).all()
+    ref, tol = {"z": (2 * x.double()).sum().reshape(1)}, Tolerance(atol=1e-5, rtol=1e-5)
+    hint = output_hint(types.SimpleNamespace(patterns=[]), Output("z", "z", True), z, Reference(ref, {"z": 1.0}),
+                       tol, compare("z", z, ref["z"], 1.0, tol, None),
+                       Evidence(sanitized=True, poison_read=dict(reads)))
+    assert "`part_ptr`" in hint.text and hint.candidates[:2] == ("address", "mask")
+
+
+def test_swapped_strides_of_a_one_column_view_are_asked_about():
+    """x.T of a [1, 9] row: shape (9, 1), strides (1, 9). Rows walked by 9 and columns by 1 leave it
+    after the first row: the strides are swapped, or the tile is meant transposed and its masks are not."""
+    layout = Layout("x_ptr", (9, 1), (1, 9), 4, 9)
+    rows, cols = np.arange(16), np.arange(4)
+    lanes = rows[:, None] * 9 + cols[None, :] * 1
+    active = (rows[:, None] < 9) & (cols[None, :] < 1)
+    finding = addresses.out_of_bounds(layout, lanes, active, site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1),
+                                      {"M": 9, "N": 1}, in_loop=False)
+    assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
+
+
+def test_an_in_order_walk_whose_masks_fit_the_tensor_transposed_asks_strides_or_masks():
+    """w is [N, K] = (12, 16); a tile meant to walk it transposed (ks along axis 0, masked ks < K;
+    cols along axis 1, masked cols < N) with its strides swapped walks it in order: its rows run to
+    16, the number of columns, and its columns stop at 12, the number of rows."""
+    layout = matrix(12, 16, "w_ptr")
+    ks, cols = np.arange(16), np.arange(16)
+    lanes = ks[:, None] * 16 + cols[None, :]
+    finding = addresses.out_of_bounds(layout, lanes, (ks[:, None] < 16) & (cols[None, :] < 12),
+                                      site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1), {"K": 16, "N": 12},
+                                      in_loop=True)
+    assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
+    # one mask with the other's size (rows < 16), the columns masked right: a mask bug, named as one
+    finding = addresses.out_of_bounds(layout, lanes[:, :8], (ks[:, None] < 16) & (cols[None, :8] < 16),
+                                      site_of({(0, 0, 0): lanes[:, :8]}), (0, 0, 0), (1, 2, 1), {"K": 16, "N": 12},
+                                      in_loop=True)
+    assert "fit it transposed" not in finding.text and finding.cause == "mask"

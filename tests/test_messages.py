@@ -135,3 +135,85 @@ def test_a_slow_case_says_it_is_still_running_and_when_it_stops():
     writer = ReportWriter(P01, lines.append)
     writer.handle({"type": "slow", "part": "forward", "case": "N=1024", "after": 10.0, "timeout": 60.0})
     assert "N=1024: still running after 10 s (stopped at 60 s)" in "\n".join(lines)
+
+
+# -- diagnose: a hint names a cause only as far as the evidence goes ---------------------------------
+def _diagnosis(got: dict, ref: dict, alternatives: dict, patterns: list):
+    """output_hint for output "loss" of a made-up puzzle with two outputs, loss and dx."""
+    import types
+
+    import torch
+
+    from checker.compare import compare
+    from checker.diagnose import output_hint
+    from checker.spec import Output, Reference, Tolerance
+    tol = Tolerance(atol=1e-5, rtol=1e-5)
+    reference = Reference(outputs=ref, scales={k: 1.0 for k in ref}, alternatives=alternatives)
+    comparison = compare("loss", got["loss"], ref["loss"], 1.0, tol, None)
+    return output_hint(types.SimpleNamespace(patterns=patterns), Output("loss", "loss", True), got["loss"],
+                       reference, tol, comparison, others={"dx": (got["dx"], tol)})
+
+
+def test_a_scalar_near_a_known_bug_names_it_only_where_the_other_outputs_agree():
+    import torch
+
+    from checker.spec import Pattern
+    ref = {"loss": torch.tensor([2.0], dtype=torch.float64), "dx": torch.arange(6, dtype=torch.float64)}
+    bug = {"loss": torch.tensor([2.5], dtype=torch.float64), "dx": 2 * torch.arange(6, dtype=torch.float64)}
+    patterns = [Pattern("doubled", "dx is doubled", "formula")]
+    # the loss and dx both as the known bug computes them: named
+    agree = _diagnosis({"loss": bug["loss"].clone(), "dx": bug["dx"].clone()}, ref, {"doubled": bug}, patterns)
+    assert agree.cause == "formula"
+    # the loss alone lands on the bug's number, dx is neither right nor the bug's: one number is no evidence
+    chance = _diagnosis({"loss": bug["loss"].clone(), "dx": torch.ones(6, dtype=torch.float64)}, ref,
+                        {"doubled": bug}, patterns)
+    assert chance.cause != "formula" and "dx is doubled" not in chance.text
+
+
+def test_nan_from_large_inputs_also_asks_about_a_loop_that_skips_part_of_the_row():
+    import torch
+
+    from checker.compare import compare
+    from checker.diagnose import Evidence, output_hint
+    from checker.spec import Output, Reference, Tolerance
+    tol = Tolerance(atol=1e-5, rtol=1e-5)
+    ref = torch.ones(4, 8, dtype=torch.float64)
+    got = ref.clone()
+    got[0, :3] = float("nan")
+    import types
+    hint = output_hint(types.SimpleNamespace(patterns=[]), Output("y", "y", True), got, Reference({"y": ref}, {"y": 1.0}), tol,
+                       compare("y", got, ref, 1.0, tol, None), Evidence(sanitized=True, input_peak=40.0))
+    assert hint.candidates[0] == "stability" and "loop" in hint.candidates
+
+
+def test_a_constant_factor_also_asks_about_a_mask_that_leaves_terms_out():
+    import torch
+
+    from checker.diagnose import _ratio_hint
+    ref = torch.linspace(1.0, 2.0, 12, dtype=torch.float64)
+    hint = _ratio_hint(3 * ref, ref, None)  # a whole factor: named without a case
+    assert hint.candidates == ("formula", "loop", "accumulate", "mask")
+
+
+def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare():
+    import types
+
+    import torch
+
+    from checker.compare import compare
+    from checker.diagnose import Evidence, output_hint
+    from checker.spec import Output, Reference, Tolerance
+    tol = Tolerance(atol=1e-5, rtol=1e-5)
+    ref = torch.ones(4, 8, dtype=torch.float64)
+    got = ref.clone()
+    got[0, :3] = float("nan")
+
+    def hint(batches: list[int]):
+        puzzle = types.SimpleNamespace(patterns=[], cases=lambda: [types.SimpleNamespace(sizes={"B": b}) for b in batches])
+        return output_hint(puzzle, Output("y", "y", True), got, Reference({"y": ref}, {"y": 1.0}), tol,
+                           compare("y", got, ref, 1.0, tol, None), Evidence(sanitized=True),
+                           types.SimpleNamespace(sizes={"B": 1, "N": 8}, params={}))
+    assert "B = 1" in hint([1, 2, 4, 4]).text            # one batch is rare: a division by B - 1?
+    assert hint([1, 2, 4, 4]).candidates == ("formula", "loop", "mask", "address")
+    assert "B = 1" not in hint([1, 1, 1, 2]).text        # most cases have one: says nothing
+    assert "address" in hint([1, 1, 1, 2]).candidates

@@ -225,3 +225,16 @@ def test_a_fixed_sample_of_mutants_is_caught(key):
     problems += [f"{o.mutant.id} is listed as equivalent but was caught: {o.first_failure}"
                  for o in scored.wrongly_listed]
     assert not problems, "\n".join(problems)
+
+
+def test_a_mutant_listed_as_the_same_bug_of_a_second_class_is_right_for_either():
+    from checker.mutants_equivalent import SAME_BUG
+    assert verdict(("formula", "stability"), "stability", []) == "right"
+    assert verdict(("formula", "stability"), "", ["stability", "fill"]) == "candidates"
+    assert verdict(("formula", "stability"), "mask", []) == "misleading"
+    keys = {p.key for p in registry.all_puzzles()}
+    for key, listed in SAME_BUG.items():
+        assert key in keys
+        for mutant_id, (cls, reason) in listed.items():
+            assert re.fullmatch(r"[a-z]+\.[a-z_]+:\w+:[0-9a-f]{8}:\d+", mutant_id), mutant_id
+            assert cls in CAUSES and cls != mutant_id.split(".")[0] and len(reason) > 20

@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from checker.mutants_equivalent import SAME_BUG
 from checker.mutate.analysis import calls, kernels_of
 from checker.mutate.operators import Mutant
 from checker.report import Report
@@ -55,17 +56,19 @@ class Outcome:
                 "first_failure": self.first_failure, "isolated": self.isolated}
 
 
-def verdict(cls: str, cause: str, candidates: list[str]) -> str:
+def verdict(cls: str | tuple[str, ...], cause: str, candidates: list[str]) -> str:
     """right: the hint names the mutant's class; candidates: the class is among those it asks
-    about; misleading: it names others only; none: it names no class (an observation)."""
+    about; misleading: it names others only; none: it names no class (an observation). cls: the
+    mutant's class, or its classes where checker/mutants_equivalent.py's SAME_BUG lists a second."""
+    classes = (cls,) if isinstance(cls, str) else tuple(cls)
     if cause:
-        return "right" if cause == cls else "misleading"
+        return "right" if cause in classes else "misleading"
     if candidates:
-        return "candidates" if cls in candidates else "misleading"
+        return "candidates" if set(classes) & set(candidates) else "misleading"
     return "none"
 
 
-def report_hints(report: Report, cls: str) -> list[dict]:
+def report_hints(report: Report, cls: str | tuple[str, ...]) -> list[dict]:
     """Every distinct hint of a report: each failing comparison's, each error's, each case's (the
     addresses), and the report's own list of hints across cases. Distinct by where it comes from
     and the classes it names (the text names cases and programs: the same hint in ten cases counts
@@ -202,5 +205,6 @@ def check_mutant(puzzle: Puzzle, mutant: Mutant, parts: list[str], *, backend: s
         outcome.stage = _stage(report)
         outcome.first_failure = _first_failure(text.split("\n", 1)[-1])
         if outcome.stage != "compile":
-            outcome.hints = report_hints(report, mutant.cls)
+            also = SAME_BUG.get(puzzle.key, {}).get(mutant.id)
+            outcome.hints = report_hints(report, (mutant.cls, also[0]) if also else mutant.cls)
     return outcome

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
+from checker.mutants_equivalent import SAME_BUG
 from checker.mutate.operators import CLASSES
 from checker.mutate.run import Outcome
 from checker.spec import Puzzle
@@ -102,7 +103,7 @@ class Scored:
         if not self.complete:
             return []
         ids = {o.mutant.id for o in self.outcomes}
-        return sorted(i for i in self.equivalent if i not in ids)
+        return sorted(i for i in {*self.equivalent, *SAME_BUG.get(self.puzzle.key, {})} if i not in ids)
 
     @property
     def misleading(self) -> list[Outcome]:
@@ -201,6 +202,10 @@ def puzzle_section(scored: Scored) -> list[str]:
         lines += [f"- `{i}`" for i in scored.stale]
         lines.append("")
     lines += table(scored.tallies())
+    same = [(o, SAME_BUG[p.key][o.mutant.id]) for o in scored.outcomes if o.mutant.id in SAME_BUG.get(p.key, {})]
+    if same:
+        lines += ["", "Judged as a second class too (checker/mutants_equivalent.py, SAME_BUG):", ""]
+        lines += [f"- `{o.mutant.id}` ({o.mutant.cls}, also {cls}): {reason}" for o, (cls, reason) in same]
     if any(t.gpu_only for t in scored.tallies().values()):
         lines += ["", GPU_ONLY_NOTE]
     if scored.misleading:
