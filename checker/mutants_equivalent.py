@@ -186,6 +186,18 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "address.offset:attn_bwd_dq_kernel:d1c2728f:0": "first is a multiple of BLOCK_Q and the blocks are powers of "
                                                         "two >= 16: no multiple of BLOCK_K lies between first + 1 and "
                                                         "first + 2, so whole is unchanged",
+        "fill.other:attn_bwd_dkdv_kernel:65144ceb:0": "a padded key row of k reaches only its own dK and dV rows, which "
+                                                      "the masked stores leave out; k's padded dimensions meet q's "
+                                                      "padded 0 in the scores",
+        "fill.other:dq_step:c2d8d6b0:0": "a padded key's dS (from v's padded row) multiplies k's padded 0 in dQ = dS K; "
+                                         "v's padded dimensions meet dO's padded 0",
+        "fill.other:attn_bwd_dq_kernel:8889c991:0": "lse's padded rows reach only dQ rows the masked store leaves out",
+        "address.offset:attn_bwd_dkdv_kernel:7ef68b95:0": "the masked walk takes one more query block, wholly after "
+                                                          "the key block: there every key is at or before every query, "
+                                                          "so the causal mask keeps every score, as the unmasked walk does",
+        "address.offset:attn_bwd_dkdv_kernel:829c16fe:0": "first + BLOCK_K is a multiple of BLOCK_K >= 16, so it is never "
+                                                          "one past a multiple of BLOCK_Q: cdiv(first + BLOCK_K, BLOCK_Q) "
+                                                          "equals cdiv(first + BLOCK_K - 1, BLOCK_Q)",
     },
 }
 
