@@ -179,7 +179,8 @@ def _check_all(args) -> int:
         puzzle, source, _, _ = item
         return run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend,
                          timeout=args.timeout, seed=args.seed, sanitize=not args.no_sanitize,
-                         write=lambda line: None, shards=args.workers if parallel == 1 else 1)
+                         write=lambda line: None, shards=args.workers if parallel == 1 else 1,
+                         sharing=parallel)
 
     from concurrent.futures import ThreadPoolExecutor
     entries, everything_ok = [], True
@@ -226,10 +227,15 @@ def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
 
 
 def _puzzles_at_once(args) -> int:
-    """Puzzles checked side by side: one per two cores (each check runs an interpreter worker, and
-    a GPU worker on a GPU host), eight at most; one where the user chose --workers."""
-    from checker.session import _cores
-    return 1 if args.workers else max(1, min(8, _cores() // 2))
+    """Puzzles checked side by side, eight at most; one where the user chose --workers. One per core
+    where each check is one interpreter worker (a 2-core laptop checks two puzzles at once: most
+    puzzles are too small to share their cases among workers), one per two cores where a GPU worker
+    may run beside it."""
+    from checker.session import _cores, cuda_likely
+    if args.workers:
+        return 1
+    per_check = 1 if args.backend == "interpreter" or not cuda_likely() else 2
+    return max(1, min(8, _cores() // per_check))
 
 
 def _say_parts(puzzle: Puzzle, report: Report) -> None:

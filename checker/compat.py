@@ -3,6 +3,7 @@ on the CPU). Each one names the version it is for and switches itself off where 
 from __future__ import annotations
 
 import inspect
+import types
 
 
 def wraps_with(fn, flag: str) -> bool:
@@ -55,8 +56,34 @@ def fix_interpreter_patch_leak() -> None:
     if getattr(original, "checker_compat", False) or "_patch_lang(self.fn)\n" not in inspect.getsource(original):
         return
 
+    import triton.language as tl
+    languages: dict[int, list] = {}  # per function: the language modules its globals hold
+
+    def patched_already(fn) -> bool:
+        """Inside a launch (or an enclosing helper) whose patches cover this function's language
+        modules, patching again changes nothing: every patch is the same interpreter stand-in. It
+        only costs time: inspect.getmembers over triton.language at every call of tl.sum, tl.cdiv or
+        a learner's helper was a third of p22's check in the interpreter."""
+        found = languages.get(id(fn))
+        if found is None:
+            found = languages[id(fn)] = [v for v in fn.__globals__.values()
+                                         if inspect.ismodule(v) and v in (tl, tl.core)]
+        return bool(found) and all(not tl.core.is_builtin(vars(lang).get("load")) for lang in found)
+
+    # a launch patches the language modules its kernel's globals hold (tl), and the first tl.sum then
+    # patches tl.core for itself, again at every call: a launch patches both, once
+    both = types.SimpleNamespace(__globals__={"tl": tl, "core": tl.core})
+    patch_lang = interpreter._patch_lang
+    if not getattr(patch_lang, "checker_compat", False):
+        def patch_both(fn):
+            return patch_lang(both)
+
+        patch_both.checker_compat = True
+        patch_both.__wrapped__ = patch_lang
+        interpreter._patch_lang = patch_both
+
     def call(self, *args, **kwargs):
-        scope = interpreter._patch_lang(self.fn)
+        scope = None if patched_already(self.fn) else interpreter._patch_lang(self.fn)
         try:
             fn = self.rewrite()
             try:

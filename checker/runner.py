@@ -184,21 +184,39 @@ class Worker:
                 pass
 
 
+def gpu_workers() -> int:
+    """GPU requests served at once: TRITON_PUZZLES_GPU_WORKERS, else one per GPU_CORES_PER_WORKER
+    cores, GPU_WORKERS_MAX at most (measured on an H100 host with 16 cores, see the constants)."""
+    chosen = os.environ.get("TRITON_PUZZLES_GPU_WORKERS", "")
+    if chosen.isdigit() and int(chosen) > 0:
+        return int(chosen)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        cores = os.cpu_count() or 1
+    return max(1, min(GPU_WORKERS_MAX, cores // GPU_CORES_PER_WORKER))
+
+
+GPU_CORES_PER_WORKER = 4
+GPU_WORKERS_MAX = 3
+
+
 class WorkerPool:
     """Idle warm workers by backend. A request takes one (or starts one) and gives it back when it
     ended cleanly; after a hang, a crash, a GPU fault, or a run that may have corrupted its memory
     (the interpreter without the sanitizer) the worker is stopped and the next request gets a new
     one. Safe to use from several threads (sharded checks run workers side by side).
 
-    The GPU serves one request at a time: checks that want it side by side (--all, a class's
-    notebooks) wait for the one warm GPU worker. Several GPU workers only take turns on the same
-    device, each paying for its own torch import and CUDA context: on an H100 host --all took 89 s
-    with eight of them and 46 s with one."""
+    The GPU serves a few requests at a time (gpu_workers()): checks that want it side by side
+    (--all, a class's notebooks) wait for a warm GPU worker. Eight GPU workers only took turns on
+    the same device, each paying for its own torch import and CUDA context (--all on an H100 host:
+    89 s with eight, 46 s with one); a few overlap one check's CPU work (compiling, references)
+    with another's kernels."""
 
     def __init__(self) -> None:
         self.idle: dict[str, list[Worker]] = {}
         self.lock = threading.Lock()
-        self.gpu_turn = threading.Semaphore(1)
+        self.gpu_turn = threading.Semaphore(gpu_workers())
 
     def take(self, backend: str) -> Worker:
         if backend == "gpu":
@@ -234,7 +252,7 @@ class WorkerPool:
     def reset_turn(self) -> None:
         """The GPU's turn free again, after an interrupted check whose threads have all ended (an
         interrupt can land between taking the turn and the code that gives it back)."""
-        self.gpu_turn = threading.Semaphore(1)
+        self.gpu_turn = threading.Semaphore(gpu_workers())
 
     def close(self) -> None:
         with self.lock:

@@ -10,7 +10,7 @@ import threading
 from typing import Callable, Iterator
 
 from checker.report import Report, ReportWriter
-from checker.runner import DEFAULT_TIMEOUT, Request, run_backend
+from checker.runner import DEFAULT_TIMEOUT, Request, gpu_workers, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.spec import Puzzle
 from checker.worker import selected_cases
@@ -30,7 +30,7 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
               timeout: float = DEFAULT_TIMEOUT, seed: int = 0, sanitize: bool = True, verbose: bool = False,
               only_documented: bool = False, write: Callable[[str], None] = print, in_process: bool = False,
               timeout_advice: str = "--timeout SECONDS", shards: int | None = None,
-              first_failure: bool = False) -> Report:
+              first_failure: bool = False, sharing: int = 1) -> Report:
     """backend 'auto': the interpreter always, and the GPU too when the worker finds CUDA.
 
     in_process: run the worker in this process (tests: torch is imported once for many checks;
@@ -39,6 +39,7 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     shards: interpreter workers sharing the cases (None: as many as the idle cores allow).
     first_failure: stop at the first failing case (tests that ask only whether a kernel is rejected;
     a GPU compiles a kernel anew for every case's block sizes, and most of a catalog's time is that).
+    sharing: checks running side by side with this one (--all), whose workers share the cores.
     """
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
     writer.only_documented = only_documented
@@ -62,8 +63,10 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
         shards = 1 if in_process or backend == "gpu" else idle_core_shards(gpu_too)
     cases = [c.name for c in selected_cases(puzzle, "interpreter", only_documented)]
     shards = max(1, min(shards, len(cases)))
-    # the workers share the cores (unless the user said how many threads: OMP_NUM_THREADS)
-    threads = 0 if "OMP_NUM_THREADS" in os.environ else max(1, _cores() // (shards + gpu_too))
+    # the workers share the cores (unless the user said how many threads: OMP_NUM_THREADS); GPU
+    # workers with the others that may run beside them (--all)
+    workers = gpu_workers() if backend == "gpu" else (shards + gpu_too) * max(1, sharing)
+    threads = 0 if "OMP_NUM_THREADS" in os.environ else max(1, _cores() // workers)
 
     def request(kind: str, chosen: list[str], shard: int = 0, of: int = 1) -> Request:
         return Request(puzzle.key, chosen, source, kind, timeout, seed, sanitize, only_documented,

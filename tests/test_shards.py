@@ -59,3 +59,16 @@ def test_a_worker_closed_twice_leaves_other_files_open():
     finally:
         os.close(read_fd)
         os.close(write_fd)
+
+
+def test_gpu_workers_follow_the_cores_unless_chosen(monkeypatch):
+    """A few GPU requests at once on a host with cores to spare (--all overlaps one check's compiles
+    with another's kernels), one on a small machine, and what TRITON_PUZZLES_GPU_WORKERS says."""
+    from checker import runner
+    monkeypatch.delenv("TRITON_PUZZLES_GPU_WORKERS", raising=False)
+    monkeypatch.setattr(runner.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert runner.gpu_workers() == runner.GPU_WORKERS_MAX
+    monkeypatch.setattr(runner.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert runner.gpu_workers() == 1
+    monkeypatch.setenv("TRITON_PUZZLES_GPU_WORKERS", "2")
+    assert runner.gpu_workers() == 2
