@@ -53,6 +53,7 @@ class BenchRow:
     triton_version: str = ""
     scratch_mib: dict[str, float] | None = None  # per column, where the spec asks (scratch_bytes)
     extra_ms: dict[str, float] = field(default_factory=dict)  # the spec's further baselines, by column name
+    liger_status: str = ""         # "kernel", "not installed", or "no kernel" (the spec names none)
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
@@ -168,7 +169,7 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
 
     eager = bench.torch(inputs, case, lambda fn: fn)
     compiled, status = compiled_work(lambda wrap: bench.torch(inputs, case, wrap))
-    liger = _liger(bench, inputs, case)
+    liger, liger_status = _liger(bench, inputs, case)
     extra = {name: make(inputs, case) for name, make in bench.extra.items()}
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
@@ -190,20 +191,21 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
                     None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
                     torch.__version__, triton.__version__, scratch,
-                    {name: t for name, t in zip(extra, ms[4:]) if t is not None})
+                    {name: t for name, t in zip(extra, ms[4:]) if t is not None}, liger_status)
 
 
-def _liger(bench, inputs, case) -> Callable[[], Any] | None:
-    """Liger-Kernel's kernel for the same work, where the spec names one and Liger is installed."""
+def _liger(bench, inputs, case) -> tuple[Callable[[], Any] | None, str]:
+    """Liger-Kernel's kernel for the same work, where the spec names one and Liger is installed,
+    and which of those it was: "kernel", "no kernel" (Liger has none for this work), "not installed"."""
     if bench.liger is None:
-        return None
+        return None, "no kernel"
     try:
         import liger_kernel  # noqa: F401  (optional: a pure-Python wheel)
     except ImportError:
-        return None
+        return None, "not installed"
     work = bench.liger(inputs, case)
     work()
-    return work
+    return work, "kernel"
 
 
 def _fmt(value: float | None, unit: str) -> str:
@@ -250,10 +252,22 @@ def header(rows: list[BenchRow], device: str) -> list[str]:
     lines = [f"Benchmark on {device}; torch {versions[0]}, triton {versions[1]}; timed in {timing}, "
              + METHOD.format(rounds=ROUNDS, reps=TIMING_REPS_MS) + ".",
              "torch.compile: " + ("; ".join(statuses) if statuses else "not measured") + ". "
-             + ("Liger-Kernel: its kernel for the same work." if any(r.liger_ms for r in rows)
-                else "Liger-Kernel: not installed here, or no kernel for this work.")
+             + _liger_words(rows)
              + " * marks the best time that is not yours; copy = the device's copy bandwidth, same run."]
     return lines
+
+
+def _liger_words(rows: list[BenchRow]) -> str:
+    """What the Liger column is, or why there is none (rows measured before the status was kept
+    say only that it is absent)."""
+    if any(r.liger_ms for r in rows):
+        return "Liger-Kernel: its kernel for the same work."
+    statuses = {r.liger_status for r in rows}
+    if "not installed" in statuses:
+        return "Liger-Kernel: not installed here (pip install liger-kernel to time it)."
+    if statuses == {"no kernel"}:
+        return "Liger-Kernel: it has no kernel for this work."
+    return "Liger-Kernel: not measured."
 
 
 def memory_lines(rows: list[BenchRow]) -> list[str]:

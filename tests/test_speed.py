@@ -45,3 +45,12 @@ def test_further_baselines_get_their_own_columns():
     assert "flash ms" in head and head.index("compile ms") < head.index("flash ms")
     assert "0.030*" in first and "0.75x" in first  # flash is the best other: 0.03 / 0.04
     assert first.count("|") == second.count("|") and "0.060*" in second  # a row without it shows "-"
+
+
+def test_the_header_says_why_there_is_no_liger_column():
+    """"Not installed" and "Liger has no kernel for this work" are different facts: the header says
+    which one it was."""
+    words = lambda rows: " ".join(table(rows, "H100")[:2])  # noqa: E731
+    assert "not installed here" in words([row(liger_ms=None, liger_status="not installed")])
+    assert "has no kernel for this work" in words([row(liger_ms=None, liger_status="no kernel")])
+    assert "its kernel for the same work" in words([row(liger_status="kernel")])
