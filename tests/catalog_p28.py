@@ -27,9 +27,10 @@ BUGS = [
     Bug("a_loaded_without_k_mask", "step",
         ((A_LOAD, A_LOAD.replace("mask=(rows[:, None] < M) & (ks[None, :] < K)", "mask=rows[:, None] < M"), 1),),
         reasons=(("out of bounds", "out-of-bounds"),),
-        misleading=("atomic",), gpu_blind=True,
+        misleading=("atomic",), gpu_by_chance=True,
         notes="the lanes past K read the next row (or a few elements past the tensor) and meet b's masked 0: "
-              "only the sanitizer sees the read"),
+              "right unless what lies past x is NaN or Inf (0 · NaN = NaN), which depends on the GPU's "
+              "allocations (NaN seen on an H100); the sanitizer sees the read every time"),
     Bug("b_strides_swapped", "step",
         ((B_ADDR, "b_ptr + ks[:, None] * stride_bn + cols[None, :] * stride_bk", 1),),
         reasons=(("loss",), ("dx",)),
