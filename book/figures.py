@@ -161,16 +161,19 @@ def tiles_2d(M: int, N: int, BM: int, BN: int, title: str | None = None):
     return fig
 
 
-def row_programs(M: int, H: int, block: int, title: str | None = None):
+def row_programs(M: int, H: int, block: int, title: str | None = None, programs: int | None = None):
     """LayerNorm's launch: one program per row; each program walks its row in chunks of `block`
-    lanes (darker = later chunk); lanes past H in the last chunk are masked."""
+    lanes (darker = later chunk); lanes past H in the last chunk are masked. With `programs` < M,
+    program p walks rows p, p + programs, ... (its colour marks its rows)."""
     chunks = -(-H // block)
     width = chunks * block
     u = unit(width + 2.5, 0.3, 0.22)
     fig, ax = plt.subplots(figsize=(u * (width + 2.5) + 0.3, 0.5 * M + 0.9))
     for r in range(M):
-        base = np.array(matplotlib.colors.to_rgb(PALETTE[r % len(PALETTE)]))
-        ax.text(-0.4, r + 0.5, f"pid {r}", ha="right", va="center", fontsize=9)
+        pid = r if programs is None else r % programs
+        base = np.array(matplotlib.colors.to_rgb(PALETTE[pid % len(PALETTE)]))
+        label = f"pid {r}" if programs is None else f"row {r}: pid {pid}"
+        ax.text(-0.4, r + 0.5, label, ha="right", va="center", fontsize=9)
         for c in range(width):
             shade = 1.0 - 0.18 * (c // block)
             lw = 1.2 if u * 72 > 12 else 0.6
@@ -182,7 +185,7 @@ def row_programs(M: int, H: int, block: int, title: str | None = None):
         ax.axvline(k * block, color="black", lw=1.0, ls=(0, (2, 2)))
     _finish(ax, width, M, title or f"M = {M} rows, H = {H}, BLOCK_H = {block}: grid = ({M},), "
                                    f"{chunks} chunk{'s' if chunks > 1 else ''} per row", aspect="auto")
-    ax.set_xlim(-2.5, width)
+    ax.set_xlim(-2.5 if programs is None else -4.5, width)
     fig.tight_layout()
     return fig
 
