@@ -212,24 +212,42 @@ def variant(name: str, cause: str, hint: str, compute: Callable[..., Mapping[str
     return Variant(name, cause, hint, compute)
 
 
+class _Timing:
+    """While checker.speed times a launch, scratch buffers are plain torch.empty, as in the learner's
+    own code: the poison is the check's tool, and its fill kernels are not the learner's work (at
+    p25's shortest bf16 rows, about a fifth of the time in ncu)."""
+    active = False
+
+
 def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
     """In a launch: a buffer the kernels pass results through (partial rows, saved statistics),
     made like torch.empty on `like`'s device (dtype: `like`'s unless given), but filled with the
     checker's poison, a NaN no arithmetic makes, as the outputs are. torch.empty's memory is often
     zeros on a fresh CPU allocation and garbage on a GPU, so a kernel that adds into a buffer it
-    never cleared would pass or fail by luck; poisoned, it fails on both backends, every time."""
+    never cleared would pass or fail by luck; poisoned, it fails on both backends, every time.
+    Not poisoned while a benchmark times the launch (timing())."""
     import sys
 
     import torch
     from checker.runcase import poison, poison_of
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
-    if buffer.is_floating_point():
+    if buffer.is_floating_point() and not _Timing.active:
         poison(buffer)
         sanitizer = sys.modules.get("checker.sanitizer")
         if sanitizer is not None and sanitizer.enabled() and poison_of(buffer) is not None:
             sanitizer.watch_scratch(buffer, *poison_of(buffer))  # a read of the poison is evidence
     return buffer
+
+
+class timing:
+    """with timing(): launches made inside leave their scratch buffers unpoisoned (see _Timing)."""
+
+    def __enter__(self) -> None:
+        self.before, _Timing.active = _Timing.active, True
+
+    def __exit__(self, *exc) -> None:
+        _Timing.active = self.before
 
 
 def shared(*tensors) -> None:

@@ -148,9 +148,12 @@ def time_case(puzzle, kernels, case) -> BenchRow:
 
     All of it runs on a side stream: autograd runs a backward on the stream its forward ran on, and
     a forward on the legacy default stream makes a backward uncapturable ("would make the legacy
-    stream depend on a capturing blocking stream"): that size fell back to plain launches."""
+    stream depend on a capturing blocking stream"): that size fell back to plain launches. And
+    under declare.timing(): the check's poison fills of scratch buffers are not the learner's work."""
     import torch
-    with torch.cuda.stream(torch.cuda.Stream()):
+
+    from checker.declare import timing
+    with torch.cuda.stream(torch.cuda.Stream()), timing():
         return _time_case(puzzle, kernels, case)
 
 

@@ -54,3 +54,21 @@ def test_the_header_says_why_there_is_no_liger_column():
     assert "not installed here" in words([row(liger_ms=None, liger_status="not installed")])
     assert "has no kernel for this work" in words([row(liger_ms=None, liger_status="no kernel")])
     assert "its kernel for the same work" in words([row(liger_status="kernel")])
+
+
+def test_scratch_is_poisoned_in_a_check_and_plain_while_timed(monkeypatch):
+    """The benchmark times the learner's launch, not the checker's NaN fill of its scratch buffers
+    (kernels of their own: at p25's shortest bf16 rows about a fifth of the time in ncu)."""
+    import torch
+
+    from checker import runcase
+    from checker.declare import scratch, timing
+    filled = []
+    monkeypatch.setattr(runcase, "poison", lambda t: filled.append(t.shape))
+    like = torch.zeros(4)
+    scratch(8, like=like)
+    with timing():
+        scratch(8, like=like)
+        scratch(3, like=like)
+    scratch(5, like=like)  # poisoned again after the block
+    assert filled == [torch.Size([8]), torch.Size([5])]
