@@ -229,8 +229,16 @@ PUZZLE = puzzle(
            causal("fewer queries than keys: the last keys seen by none", B=1, H=1, L=20, S=45, D=16),
            causal("BLOCK_Q = 32 > BLOCK_K", B=1, H=1, L=64, S=64, D=48, BLOCK_Q=32),
            causal("BLOCK_K = 32 > BLOCK_Q", B=1, H=1, L=48, S=48, D=48, BLOCK_K=32),
+           # a head narrower than the query block: BLOCK_D = 16 < BLOCK_Q = 32, so a walk bound counted
+           # in the wrong block splits a query block
+           causal("BLOCK_D = 16 < BLOCK_Q = 32", B=1, H=1, L=64, S=64, D=16, BLOCK_Q=32),
            case(B=1, H=1, L=70, S=70, D=48, BLOCK_Q=32),  # three different blocks, each stepped more than once
            case("large logits (q: 6·randn)", B=1, H=2, L=24, S=40, D=16, inputs={"q": randn("B H L D", 0.0, 6.0)}),
+           # keys with a large shared part (30 + randn): the softmax takes no notice (it adds 30·Σq to a
+           # query's every score), but a padded query row must load q = 0, else its scores
+           # exp2(scale · log2 e · Σk) overflow and Inf · 0 puts NaN in dK and dV
+           case("keys far from 0 (k: 30 + randn), a ragged query block", B=1, H=1, L=20, S=24, D=16,
+                inputs={"k": randn("B H S D", 30.0, 1.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
            case(B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("113 queries, D = 128", B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
