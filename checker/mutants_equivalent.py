@@ -244,6 +244,13 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:attn_bwd_preprocess:d7fb2eeb:0": ZERO_PARTNER,
         "fill.other:dkdv_step:65c1a8ea:0": "a padded query row's q is 0, so its Pᵀ is exp2(−lse), finite whatever lse "
                                            "holds, and it multiplies dO's padded 0 in dV and dPᵀ − Δ = 0 − 0 in dK",
+        # tried: an attention sink (one key of 12 + randn in 64 dimensions) makes this mutant's padded Pᵀ
+        # overflow, but the solution's own dV then missed its tolerance for some inputs (the fp32 scores
+        # near 100 carry more rounding than the tolerance model allows)
+        "fill.other:dkdv_step:0f697de0:0": "a padded query row's Pᵀ = exp2(scale · log2 e · Σ_d k) multiplies dO's "
+                                           "padded 0 in dV and dPᵀ − Δ = 0 − 0 in dK; it overflows (Inf · 0) only "
+                                           "for a key whose coordinates sum past 89·√D, and there the solution "
+                                           "itself leaves the tolerances",
         "fill.other:attn_bwd_dkdv_kernel:e7b14ba1:0": "a padded key row of v reaches only its own dSᵀ row and so its own "
                                                       "dK row, which the masked store leaves out; v's padded dimensions "
                                                       "meet dO's padded 0 in dPᵀ",

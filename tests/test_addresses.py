@@ -323,8 +323,14 @@ def test_an_in_order_walk_whose_masks_fit_the_tensor_transposed_asks_strides_or_
                                       site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1), {"K": 16, "N": 12},
                                       in_loop=True)
     assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
-    # one mask with the other's size (rows < 16), the columns masked right: a mask bug, named as one
+    # one mask with the other's size (rows < 16), the columns masked right: the lanes say no more than
+    # that the rows run past 12, and that this [16, 8] block would fit w with its steps exchanged: a
+    # mask missing or strides swapped, asked in that order, not named
     finding = addresses.out_of_bounds(layout, lanes[:, :8], (ks[:, None] < 16) & (cols[None, :8] < 16),
                                       site_of({(0, 0, 0): lanes[:, :8]}), (0, 0, 0), (1, 2, 1), {"K": 16, "N": 12},
                                       in_loop=True)
-    assert "fit it transposed" not in finding.text and finding.cause == "mask"
+    assert "fit it transposed" not in finding.text and finding.candidates == ("mask", "address")
+    # a block that would stick out with its steps exchanged too ([16, 16] on [12, 16]): a mask, named
+    finding = addresses.out_of_bounds(layout, lanes, np.ones((16, 16), dtype=bool), site_of({(0, 0, 0): lanes}),
+                                      (0, 0, 0), (1, 1, 1), {"K": 16, "N": 12}, in_loop=True)
+    assert finding.cause == "mask"
