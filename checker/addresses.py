@@ -298,6 +298,11 @@ def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, i
         rows = f" {layout.label}'s rows are {rows_apart}{name_of(rows_apart, scalars)} elements apart."
     text = (f"The block's start is wrong, not its edge: program {pid} starts this access at "
             f"{_origin_text(layout, origin)}, already {problem}.{moved}{rows}")
+    if origin == layout.span:
+        # the first element past the end, exactly: a guard written with `<=` (row <= M) lets it through
+        return Finding(text + " It starts exactly one past the end: does a guard let the index one past the "
+                              "last through (`<=` where `<` belongs, row <= M)? Or is the start computed wrongly, "
+                              "or does a loop run a step too far?", "", ("mask", "address", "loop"))
     if in_loop:
         return Finding(text + " Is the start computed wrongly (a stride, a block size, a program id), or "
                               "does the loop run a step too far?", "", ("address", "loop"))
@@ -519,6 +524,81 @@ def _masks_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], 
                    f"the masks compare each index with the other dimension's size?", "", ("address", "mask"))
 
 
+def _one_mask_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
+                                 active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+    """A 2-D block of a [R, C] matrix, R != C, whose lanes leave it along one axis (past that axis's
+    dimension), while the mask cuts the other axis inside the block exactly at the size of the first
+    axis's dimension, not of its own: the mask fits the matrix transposed. The lanes inside the
+    matrix are then misplaced too, so a mask alone would hide the bug, not fix it: the strides
+    swapped against masks that are right look exactly so, and so do masks written with each other's
+    size. Ask, the strides first. (One axis's evidence suffices here, where the masks-transposed
+    finding wants both: the axis that leaves the matrix is not cut inside this block.)"""
+    if len(layout.shape) != 2 or len(steps) != 2 or None in steps:
+        return None
+    rows_apart = layout.row_stride()
+    rows, cols = layout.shape
+    if rows_apart is None or rows_apart == 1 or rows == cols:
+        return None
+    walks = [{rows_apart: 0, 1: 1}.get(step) for step in steps]   # the matrix dimension each axis walks
+    where = layout.coordinates(int(offsets.flat[0]))
+    if None in walks or walks[0] == walks[1] or where is None:
+        return None
+    active = np.broadcast_to(active, offsets.shape)
+    if not bool((active & ((offsets < 0) | (offsets >= layout.span))).any()):
+        return None
+    shape, names = (rows, cols), ("rows", "columns")
+
+    def end(axis: int) -> Optional[int]:
+        lanes = active.any(axis=1 - axis)
+        return where[walks[axis]] + int(np.nonzero(lanes)[0].max()) + 1 if lanes.any() else None
+
+    for out in (0, 1):
+        cut = 1 - out
+        out_end, cut_end = end(out), end(cut)
+        if out_end is None or cut_end is None or out_end <= shape[walks[out]]:
+            continue
+        if cut_end - where[walks[cut]] == offsets.shape[cut]:
+            continue  # the mask does not cut that axis inside this block: it says nothing of its bound
+        if cut_end == shape[walks[out]] and cut_end != shape[walks[cut]]:
+            return Finding(
+                f"The block's axis {out} steps by {steps[out]}{name_of(steps[out], scalars)}, so it walks "
+                f"{layout.label}'s {names[walks[out]]} ({shape[walks[out]]} of them), but the mask lets its lanes "
+                f"run to {out_end}; and the mask stops axis {cut}, which walks the {names[walks[cut]]} "
+                f"({shape[walks[cut]]}), at {cut_end}{name_of(cut_end, scalars)}: the number of "
+                f"{names[walks[out]]}. The masks fit {layout.label} transposed ({layout.layout_text()}), so the "
+                f"lanes inside it are misplaced too. Are the strides swapped (each axis's offset multiplied by "
+                f"the other's stride)? Or does each mask compare its index with the other dimension's size?",
+                "", ("address", "mask"))
+    return None
+
+
+def _swapped_steps_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
+                           active: np.ndarray) -> Optional[Finding]:
+    """A 2-D block whose lanes leave the tensor, though with its two axes' steps exchanged every lane
+    the mask lets through would lie inside: strides swapped fit what the addresses show as well as a
+    mask missing does (and then the lanes inside are misplaced too, which a mask would not fix). The
+    addresses cannot tell the two apart: ask."""
+    rows_apart = layout.row_stride()
+    if (offsets.ndim != 2 or min(offsets.shape) < 2 or rows_apart is None or rows_apart == 1
+            or tuple(steps) not in ((rows_apart, 1), (1, rows_apart))):
+        return None
+    where = layout.coordinates(int(offsets.flat[0]))
+    lanes = np.broadcast_to(active, offsets.shape)
+    if where is None or not bool(lanes.any()):
+        return None
+    # exchanged, the index that walked the rows walks the columns from the same start, and back
+    row, col = where
+    i, j = np.indices(offsets.shape)
+    exchanged = (col * rows_apart + row + i * steps[1] + j * steps[0])[lanes]
+    if int(exchanged.min()) < 0 or int(exchanged.max()) >= layout.span:
+        return None
+    return Finding(f"With the block's two axes' steps exchanged ({steps[1]} along axis 0, {steps[0]} along axis 1), "
+                   f"every lane the mask lets through would lie inside {layout.label} ({layout.layout_text()}). Is "
+                   f"a mask missing (or comparing with the wrong size) along the axis that leaves it? Or are the "
+                   f"strides swapped, each index multiplied by the other's stride? Then the lanes inside are "
+                   f"misplaced too, and a mask would only hide the bug.", "", ("mask", "address"))
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None) -> Finding:
@@ -531,12 +611,16 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     finding = (_step_finding(layout, steps, offsets.shape, scalars)
                or _transposed_finding(layout, steps, offsets, active, scalars)
                or _masks_transposed_finding(layout, steps, offsets, active, scalars)
+               or _one_mask_transposed_finding(layout, steps, offsets, active, scalars)
                or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)
                or _hard_coded_bound(layout, offsets, active, steps, scalars)
                or _other_tensor_finding(layout, offsets, active, others or {})
                or _literal_width_finding(layout, offsets, scalars))
+    if finding is not None:
+        return finding
+    finding = _swapped_steps_finding(layout, steps, offsets, active)
     if finding is not None:
         return finding
     if None in steps and offsets.ndim >= 1 and offsets.size > 1:

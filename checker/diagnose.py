@@ -332,8 +332,9 @@ def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint
     return asking(f"every element is {c:.6g} times the expected value{names}: a constant factor. A sum divided by the "
                   f"wrong count, a scale applied twice or not at all, a loop that covers the wrong range, or a sum "
                   f"started over where it should carry on (only the last of several terms kept)? Or, where the terms "
-                  f"of a sum are alike, a mask that leaves some of them out?",
-                  "formula", "loop", "accumulate", "mask")
+                  f"of a sum are alike, a mask that leaves some of them out, or row offsets that have programs take "
+                  f"some of them twice and others never (a first row computed with the wrong block size)?",
+                  "formula", "loop", "accumulate", "mask", "address")
 
 
 FP16_MAX = 65504.0

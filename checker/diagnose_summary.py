@@ -5,7 +5,10 @@ wide rows, bf16, ...). Which cases fail is weak evidence, so these hints keep to
   of other kinds pass;
 - a hint that only asks (it names no cause) stays quiet where the failing cases' own hints name
   causes it does not ask about: the learner has something better to go on, and a question beside
-  it would only pull the other way.
+  it would only pull the other way;
+- and where a failing case stopped with an error (an access the sanitizer saw), it stays quiet
+  unless it asks about every cause that error names or asks about: which cases fail is weaker
+  evidence than the access itself, and a question about one of its causes alone would narrow it.
 
 Pure Python, so the report can use it without torch.
 """
@@ -27,6 +30,14 @@ def _named_causes(result: dict) -> set[str]:
     return named
 
 
+def _error_causes(result: dict) -> set[str]:
+    """The causes a failing case's error names or asks about (none if it did not stop with one)."""
+    if result.get("status") != "error":
+        return set()
+    error = result.get("error") or {}
+    return {c for c in [error.get("cause", ""), *error.get("candidates", [])] if c}
+
+
 def _contradicted(pattern, failing: list[tuple[Case, dict]]) -> bool:
     """A hint that asks about atomics, where every failing case's kernels already add with atomics
     and store nothing plainly to the outputs they add into: asking 'add, not store?' would mislead."""
@@ -46,9 +57,12 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint
     if not failing or not passing:
         return []
     named = set().union(*[_named_causes(r) for _, r in failing])
+    errors = set().union(*[_error_causes(r) for _, r in failing])
     found = []
     for pattern in puzzle.summary_patterns:
         if named and not pattern.cause and not named & set(pattern.candidates) or _contradicted(pattern, failing):
+            continue
+        if not pattern.cause and errors - set(pattern.candidates):
             continue
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"

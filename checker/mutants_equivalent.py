@@ -19,6 +19,14 @@ ZERO_PARTNER = ("its padded lanes are multiplied by another operand's padded 0 b
 # a tl.where(mask, ..., 0.0) replaces the padded lanes before anything uses them
 WHERE_ZEROES = "a tl.where(mask, ..., 0.0) replaces its padded lanes before anything uses them"
 
+# ln_dx_kernel of puzzle 26 is launched with ROWS=1, and its loop starts every row block below M
+ONE_ROW = "the launch passes ROWS=1, so every row block is one row below M: no lane is padded"
+# a walk over blocks starts at a multiple of BLOCK_K or BLOCK_Q (powers of two >= 16, tl.dot's minimum):
+# one more than such a start is odd, so it is never a multiple of a block and a floor division by one
+# gives what the start alone gives
+ODD_PAST_BLOCK = ("first is a multiple of a block (powers of two >= 16): first + 1 and first + 2 are never "
+                  "multiples of a block, so the floor division gives what first alone gives")
+
 # a bf16 value meets an fp32 operand in its first operation, and Triton promotes it to fp32 there:
 # the cast only makes explicit what the promotion does (bf16 -> fp32 is exact)
 PROMOTED = ("the bf16 value's first operation is with an fp32 operand, which promotes it to fp32 exactly as "
@@ -121,6 +129,31 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "fill.other:ln_linear_fwd_kernel:3e2b28c1:0": WHERE_ZEROES,
         "fill.other:ln_linear_fwd_kernel:ddae9c27:0": MASKED_OUT,
         "fill.other:ln_linear_bwd_kernel:4e80eb13:0": ZERO_PARTNER,
+        "fill.other:row_statistics:d9ef0235:0": WHERE_ZEROES,
+        "fill.other:layernorm_fwd_kernel:2c95eea7:0": MASKED_OUT,
+        "fill.other:layernorm_fwd_kernel:3526e811:0": MASKED_OUT,
+        "fill.other:ln_linear_fwd_kernel:3b1824ea:0": WHERE_ZEROES,
+        "fill.other:ln_linear_fwd_kernel:a888557a:0": WHERE_ZEROES,
+        "fill.where:ln_linear_fwd_kernel:29ac44ef:0": "z's padded columns meet the W tile's padded 0 in tl.dot, and its "
+                                                      "padded rows end in rows of y the masked store leaves out",
+        "fill.other:ln_linear_fwd_kernel:644b3074:0": "the W tile's padded rows (past H) meet z's 0 from the tl.where in "
+                                                      "tl.dot, and its padded columns (past N) end in columns of y the "
+                                                      "masked store leaves out",
+        "fill.other:ln_linear_bwd_kernel:43cbc4f9:0": MASKED_OUT,
+        "fill.other:ln_linear_bwd_kernel:10d21757:0": WHERE_ZEROES,
+        "fill.where:ln_linear_bwd_kernel:a6c8a2d6:0": "x_hat's padded lanes meet gamma's and beta's padded 0 in z, and "
+                                                      "g = dz * gamma, 0 there, in g * x_hat; dz * x_hat goes to a masked "
+                                                      "atomic",
+        "fill.other:ln_linear_bwd_kernel:3e2b28c1:0": "gamma's padded lanes meet x_hat's 0 (the tl.where) in z, and dz's "
+                                                      "padded 0 (W loads 0 past H) in g = dz * gamma",
+        "fill.other:ln_linear_bwd_kernel:a888557a:0": MASKED_OUT,
+        "fill.other:ln_linear_bwd_kernel:33b8e143:0": "W's padded output rows meet dy's padded 0; its padded columns "
+                                                      "give dz there, which reaches only masked atomics and "
+                                                      "g = dz * gamma, where gamma's padded 0 cancels it",
+        "fill.other:ln_linear_bwd_kernel:10d21757:1": MASKED_OUT,
+        "fill.other:ln_linear_bwd_kernel:3e2b28c1:1": MASKED_OUT,
+        "fill.other:ln_linear_bwd_kernel:4e80eb13:1": ZERO_PARTNER,
+        "fill.other:ln_linear_bwd_kernel:03396199:0": ZERO_PARTNER,
     },
     "p26": {
         "fill.other:fold_weight_kernel:59979a89:0": ZERO_PARTNER,
@@ -130,8 +163,25 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         # the launch passes ROWS=1 to ln_dx_kernel: its row blocks are single rows below M
         "mask.keep_one:ln_dx_kernel:7f2e86b7:0": "the launch passes ROWS=1, so every row block is one row below "
                                                  "M and row_ok is always true",
-        "fill.other:ln_dx_kernel:6e4e8848:0": "the launch passes ROWS=1, so every row block is one row below M: no "
-                                              "lane is padded",
+        "fill.other:ln_dx_kernel:6e4e8848:0": ONE_ROW,
+        "fill.other:fold_weight_kernel:d2910709:0": ZERO_PARTNER,
+        "fill.other:fold_weight_kernel:a350de6a:0": ZERO_PARTNER,
+        "fill.other:ln_epilogue_linear_kernel:6e4e8848:0": MASKED_OUT,
+        "fill.other:ln_epilogue_linear_kernel:1d2e49b8:0": MASKED_OUT,
+        "fill.other:ln_dx_kernel:3e2b28c1:0": ZERO_PARTNER,
+        "mask.lt_le:ln_dx_kernel:82cf5080:0": "the launch passes ROWS=1, so every row block is one row below M: "
+                                              "rows <= M holds wherever rows < M does",
+        "mask.drop:ln_dx_kernel:673ff175:0": "the launch passes ROWS=1, so every row block is one row below M: the "
+                                             "load of mean never reaches past it",
+        "mask.drop:ln_dx_kernel:761fe6a8:0": "the launch passes ROWS=1, so every row block is one row below M: the "
+                                             "load of rstd never reaches past it",
+        "fill.other:ln_dx_kernel:1d2e49b8:0": ONE_ROW,
+        "fill.other:ln_dx_kernel:5976519f:0": WHERE_ZEROES,
+        "fill.other:ln_dx_kernel:22a2fe82:0": "dz's padded columns meet gamma's padded 0 in g and x_hat's 0 (the "
+                                              "tl.where) in dgamma; in dbeta they reach only columns the masked "
+                                              "store leaves out",
+        "fill.where:ln_dx_kernel:79225438:0": "x_hat's padded lanes meet g's 0 (dz and gamma load 0 there) and dz's 0 "
+                                              "in dgamma; dx and z are stored masked",
     },
     "p28": {
         "fill.other:chunk_matmul_kernel:0aa53a39:0": ZERO_PARTNER,
@@ -186,6 +236,24 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "address.offset:attn_bwd_dq_kernel:d1c2728f:0": "first is a multiple of BLOCK_Q and the blocks are powers of "
                                                         "two >= 16: no multiple of BLOCK_K lies between first + 1 and "
                                                         "first + 2, so whole is unchanged",
+        "address.offset:attn_bwd_dq_kernel:b4bac5d9:0": ODD_PAST_BLOCK,
+        "address.offset:attn_bwd_dkdv_kernel:94821ae5:0": ODD_PAST_BLOCK,
+        "address.offset:attn_bwd_dq_kernel:98568e77:0": "the one more key, first + BLOCK_Q, comes after every query of "
+                                                        "the block: the causal tl.where gives it P = 0, so its dS is 0 "
+                                                        "(a block of it alone adds nothing to dQ)",
+        "fill.other:attn_bwd_preprocess:d7fb2eeb:0": ZERO_PARTNER,
+        "fill.other:dkdv_step:65c1a8ea:0": "a padded query row's q is 0, so its Pᵀ is exp2(−lse), finite whatever lse "
+                                           "holds, and it multiplies dO's padded 0 in dV and dPᵀ − Δ = 0 − 0 in dK",
+        # tried: an attention sink (one key of 12 + randn in 64 dimensions) makes this mutant's padded Pᵀ
+        # overflow, but the solution's own dV then missed its tolerance for some inputs (the fp32 scores
+        # near 100 carry more rounding than the tolerance model allows)
+        "fill.other:dkdv_step:0f697de0:0": "a padded query row's Pᵀ = exp2(scale · log2 e · Σ_d k) multiplies dO's "
+                                           "padded 0 in dV and dPᵀ − Δ = 0 − 0 in dK; it overflows (Inf · 0) only "
+                                           "for a key whose coordinates sum past 89·√D, and there the solution "
+                                           "itself leaves the tolerances",
+        "fill.other:attn_bwd_dkdv_kernel:e7b14ba1:0": "a padded key row of v reaches only its own dSᵀ row and so its own "
+                                                      "dK row, which the masked store leaves out; v's padded dimensions "
+                                                      "meet dO's padded 0 in dPᵀ",
         "fill.other:attn_bwd_dkdv_kernel:65144ceb:0": "a padded key row of k reaches only its own dK and dV rows, which "
                                                       "the masked stores leave out; k's padded dimensions meet q's "
                                                       "padded 0 in the scores",

@@ -323,8 +323,39 @@ def test_an_in_order_walk_whose_masks_fit_the_tensor_transposed_asks_strides_or_
                                       site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1), {"K": 16, "N": 12},
                                       in_loop=True)
     assert finding.cause == "" and finding.candidates == ("address", "mask") and "transposed" in finding.text
-    # one mask with the other's size (rows < 16), the columns masked right: a mask bug, named as one
+    # one mask with the other's size (rows < 16), the columns masked right: the lanes say no more than
+    # that the rows run past 12, and that this [16, 8] block would fit w with its steps exchanged: a
+    # mask missing or strides swapped, asked in that order, not named
     finding = addresses.out_of_bounds(layout, lanes[:, :8], (ks[:, None] < 16) & (cols[None, :8] < 16),
                                       site_of({(0, 0, 0): lanes[:, :8]}), (0, 0, 0), (1, 2, 1), {"K": 16, "N": 12},
                                       in_loop=True)
-    assert "fit it transposed" not in finding.text and finding.cause == "mask"
+    assert "fit it transposed" not in finding.text and finding.candidates == ("mask", "address")
+    # a block that would stick out with its steps exchanged too ([16, 16] on [12, 16]): a mask, named
+    finding = addresses.out_of_bounds(layout, lanes, np.ones((16, 16), dtype=bool), site_of({(0, 0, 0): lanes}),
+                                      (0, 0, 0), (1, 1, 1), {"K": 16, "N": 12}, in_loop=True)
+    assert finding.cause == "mask"
+
+
+def test_lanes_past_the_rows_with_a_mask_cut_at_the_number_of_rows_ask_strides_or_masks():
+    """W is [N, H] = (12, 40). A tile meant as Wᵀ (cols along axis 0, masked cols < H; outs along axis 1,
+    masked outs < N) whose strides were swapped walks W in order: axis 0 runs past W's 12 rows, and
+    the mask cuts axis 1 (W's columns) at 12, the number of rows. Masks for the transposed matrix:
+    the lanes inside W are misplaced too, so it asks about the strides first."""
+    layout = matrix(12, 40, "w_ptr")
+    cols, outs = np.arange(32), np.arange(16)
+    lanes = cols[:, None] * 40 + outs[None, :]
+    finding = addresses.out_of_bounds(layout, lanes, (cols[:, None] < 40) & (outs[None, :] < 12),
+                                      site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1), {"H": 40, "N": 12},
+                                      in_loop=True)
+    assert finding.cause == "" and finding.candidates == ("address", "mask")
+    assert "transposed" in finding.text and "12 (= N)" in finding.text
+
+
+def test_a_block_that_starts_exactly_one_past_the_end_asks_about_a_guard_first():
+    """`if row <= M:` lets row M through: its block starts at the first element past the end. An
+    offset off by a row looks the same, so it asks, the guard first."""
+    layout = matrix(4, 8, "x_ptr")
+    lanes = 32 + np.arange(8)
+    finding = addresses.out_of_bounds(layout, lanes, np.ones(8, dtype=bool), site_of({(4, 0, 0): lanes}),
+                                      (4, 0, 0), (5, 1, 1), {"M": 4, "H": 8}, in_loop=False)
+    assert finding.cause == "" and finding.candidates == ("mask", "address", "loop") and "`<=`" in finding.text

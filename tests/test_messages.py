@@ -186,13 +186,14 @@ def test_nan_from_large_inputs_also_asks_about_a_loop_that_skips_part_of_the_row
     assert hint.candidates[0] == "stability" and "loop" in hint.candidates
 
 
-def test_a_constant_factor_also_asks_about_a_mask_that_leaves_terms_out():
+def test_a_constant_factor_also_asks_about_a_mask_or_row_offsets_that_leave_terms_out():
     import torch
 
     from checker.diagnose import _ratio_hint
     ref = torch.linspace(1.0, 2.0, 12, dtype=torch.float64)
     hint = _ratio_hint(3 * ref, ref, None)  # a whole factor: named without a case
-    assert hint.candidates == ("formula", "loop", "accumulate", "mask")
+    assert hint.candidates == ("formula", "loop", "accumulate", "mask", "address")
+    assert "wrong block size" in hint.text
 
 
 def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare():

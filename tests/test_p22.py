@@ -83,3 +83,21 @@ def test_every_bug_variant_differs_from_the_truth():
     truth = formulas.autograd_reference(x, gamma, beta, w, bias, dy, 1e-5)
     for name, variant in formulas.bug_variants(x, gamma, beta, w, bias, dy, 1e-5, (16,)).items():
         assert any((variant[k] - truth[k]).abs().max() > 1e-3 for k in truth), name
+
+
+def test_as_many_padded_lanes_as_h_are_the_uncentred_variance():
+    """H = 8 in a block of 16: 8 lanes of (0 - mean)^2 add 8 * mean^2, exactly what the variance taken
+    around 0 adds. Both variants are declared, so a kernel that computes it is asked about both."""
+    x, gamma, beta, w, bias, dy = _random_problem(h=8)
+    variants = formulas.bug_variants(x, gamma, beta, w, bias, dy, 1e-5, (8, 16))
+    padded, uncentred = variants["padded_lanes_16"], variants["variance_not_centred"]
+    assert all(torch.allclose(padded[k], uncentred[k]) for k in padded)
+
+
+def test_a_variance_bug_that_leaves_x_hat_near_zero_is_not_declared():
+    """Rows near 1000: padded lanes or an uncentred variance make the variance ~1e6 and x_hat ~0, an
+    output (z ~ beta) that any kernel losing x_hat matches too."""
+    x, gamma, beta, w, bias, dy = _random_problem(h=11, mean=1000.0)
+    variants = formulas.bug_variants(x, gamma, beta, w, bias, dy, 1e-5, (16,))
+    assert "variance_not_centred" not in variants and "padded_lanes_16" not in variants
+    assert "unbiased_variance" in variants

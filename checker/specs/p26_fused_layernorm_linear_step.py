@@ -182,10 +182,13 @@ PUZZLE = puzzle(
     # the products' operands come through tensor descriptors, whose row strides must be multiples of
     # 16 bytes: H and N are multiples of 4 in fp32 and of 8 in bf16 (most still neither powers of two
     # nor multiples of the tiles: the edges arrive as zeros, and the stores still need masks)
+    # the cases with more rows than one row tile are (here) also those whose dW loop over M takes more
+    # than one BLOCK_K step: which cases fail cannot tell a wrong row start from a short walk
     summaries=[SummaryPattern("only the cases with more rows than one row tile (BLOCK_M) fail: do the products "
                               "start each program at its own rows? A descriptor's load takes element coordinates, "
-                              "tile_m * BLOCK_M, not the tile number tile_m.",
-                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("address",))],
+                              "tile_m * BLOCK_M, not the tile number tile_m. And does dW's loop walk all M rows "
+                              "(range(0, M, BLOCK_K)), adding every step into the accumulator (tl.dot(dy.T, z, acc))?",
+                              lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("address", "loop", "accumulate"))],
     cases=[case(M=20, H=24, N=40, documented=True),
            case(M=37, H=100, N=24),
            case(M=1, H=48, N=16),

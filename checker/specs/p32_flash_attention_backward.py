@@ -216,9 +216,10 @@ PUZZLE = puzzle(
                    "and sum (a softmax over the block alone): the weights must be the forward's, "
                    "P = exp(s − lse) with the lse the forward saved.", p_blockwise)],
     summaries=[SummaryPattern("only the causal cases fail: in the backward as in the forward, P is 0 where the key "
-                              "comes after the query, and the walks skip the blocks past the diagonal: dK/dV "
-                              "programs start at the query block holding their first key, dQ programs stop at "
-                              "min(S, first + BLOCK_Q).", lambda c: "causal" in c.tags, candidates=("mask", "loop"))],
+                              "comes after the query (the tl.where's mask, and the 0 it fills in), and the walks "
+                              "skip the blocks past the diagonal: dK/dV programs start at the query block holding "
+                              "their first key, dQ programs stop at min(S, first + BLOCK_Q).",
+                              lambda c: "causal" in c.tags, candidates=("mask", "loop", "fill"))],
     cases=[case(B=1, H=2, L=40, S=40, D=16, documented=True),
            causal("the diagonal crosses every block", B=1, H=2, L=40, S=40, D=16),
            case(B=1, H=1, L=1, S=1, D=24), causal("one query, one key", B=1, H=1, L=1, S=1, D=24),
@@ -229,6 +230,9 @@ PUZZLE = puzzle(
            causal("fewer queries than keys: the last keys seen by none", B=1, H=1, L=20, S=45, D=16),
            causal("BLOCK_Q = 32 > BLOCK_K", B=1, H=1, L=64, S=64, D=48, BLOCK_Q=32),
            causal("BLOCK_K = 32 > BLOCK_Q", B=1, H=1, L=48, S=48, D=48, BLOCK_K=32),
+           # a head narrower than the query block: BLOCK_D = 16 < BLOCK_Q = 32, so a walk bound counted
+           # in the wrong block splits a query block
+           causal("BLOCK_D = 16 < BLOCK_Q = 32", B=1, H=1, L=64, S=64, D=16, BLOCK_Q=32),
            case(B=1, H=1, L=70, S=70, D=48, BLOCK_Q=32),  # three different blocks, each stepped more than once
            case("large logits (q: 6·randn)", B=1, H=2, L=24, S=40, D=16, inputs={"q": randn("B H L D", 0.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),

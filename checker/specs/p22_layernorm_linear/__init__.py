@@ -303,6 +303,9 @@ PUZZLE = Puzzle(
         Pattern("eps_outside_sqrt", cause="formula", hint=
                 "matches rstd = 1 / (sqrt(var) + eps): eps belongs inside the square root, "
                 "rstd = 1 / sqrt(var + eps). It only shows when the variance is as small as eps."),
+        Pattern("variance_not_centred", cause="formula", hint=
+                "matches the variance taken around 0, the mean of x^2: each lane's square must be of its "
+                "distance from the mean, diff = x - mean (masked), var = sum(diff * diff) / H."),
         Pattern("w_transposed", cause="address", hint=
                 "matches W read transposed: W is [N, H] (PyTorch Linear layout), so W[n, h] is at "
                 "w_ptr + n * H + h."),

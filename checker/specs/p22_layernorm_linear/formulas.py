@@ -29,14 +29,17 @@ def autograd_reference(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
 
 
 def statistics(x: torch.Tensor, eps: float, *, unbiased: bool = False, eps_outside_sqrt: bool = False,
-               padded_lanes: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Row mean and rstd, right by default; the flags reproduce three known bugs.
+               padded_lanes: int = 0, centred: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row mean and rstd, right by default; the flags reproduce four known bugs.
 
     padded_lanes: lanes past H whose 0 leaked into the variance as (0 - mean)^2.
+    centred=False: the variance taken around 0, the mean of x^2 (the `- mean` left out of the
+    squares). With as many padded lanes as H it is exactly what padded_lanes gives (H lanes of
+    mean^2 add H * mean^2): declared, it makes the checker ask which of the two where both fit.
     """
     h = x.shape[-1]
     mean = x.mean(dim=-1, keepdim=True)
-    sq = ((x - mean) ** 2).sum(dim=-1, keepdim=True) + padded_lanes * mean ** 2
+    sq = ((x - mean if centred else x) ** 2).sum(dim=-1, keepdim=True) + padded_lanes * mean ** 2
     var = sq / (h - 1 if unbiased else h)
     rstd = 1.0 / (var.sqrt() + eps) if eps_outside_sqrt else 1.0 / (var + eps).sqrt()
     return mean, rstd
@@ -87,18 +90,30 @@ def contributions(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: t
             "grad_linear_weight": dy[:, :, None] * z[:, None, :], "grad_linear_bias": dy}
 
 
+# a variance bug whose rstd falls below this fraction of the right one predicts x_hat ~ 0 (z ~ beta)
+COLLAPSED = 0.05
+
+
 def padded_lane_count(h: int, block: int) -> int:
     return math.ceil(h / block) * block - h
 
 
 def bug_variants(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: torch.Tensor,
                  bias: torch.Tensor, dy: torch.Tensor, eps: float, blocks: tuple[int, ...]) -> dict[str, Tensors]:
-    """What kernels with well-known bugs compute, by pattern name (see PATTERNS in the spec)."""
-    def with_stats(**bug) -> Tensors:
-        mean, rstd = statistics(x, eps, **bug)
-        return formulas(x, gamma, beta, w, bias, dy, mean, rstd)
+    """What kernels with well-known bugs compute, by pattern name (see PATTERNS in the spec).
 
+    A variance bug whose rstd is a small fraction of the right one in some row (padded lanes or an
+    uncentred variance where the mean is 1000 times the spread) is left out of that case: its x_hat
+    is nearly 0 there, so its output is nearly beta, which any kernel that loses x_hat matches too.
+    """
     mean, rstd = statistics(x, eps)
+
+    def with_stats(**bug) -> Tensors | None:
+        bug_mean, bug_rstd = statistics(x, eps, **bug)
+        if float((bug_rstd / rstd).min()) < COLLAPSED:
+            return None
+        return formulas(x, gamma, beta, w, bias, dy, bug_mean, bug_rstd)
+
     h, n = x.shape[-1], w.shape[0]
     # W read as if it were [H, N] row-major: element (n, h) comes from flat index h * N + n
     w_t = w.reshape(-1).reshape(h, n).T
@@ -108,10 +123,11 @@ def bug_variants(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, w: to
         "jacobian_diagonal": formulas(x, gamma, beta, w, bias, dy, mean, rstd, jacobian_diagonal=True),
         "unbiased_variance": with_stats(unbiased=True),
         "eps_outside_sqrt": with_stats(eps_outside_sqrt=True),
+        "variance_not_centred": with_stats(centred=False),
         "w_transposed": transposed,
     }
     for block in sorted(set(blocks)):
         lanes = padded_lane_count(h, block)
         if lanes:
             variants[f"padded_lanes_{block}"] = with_stats(padded_lanes=lanes)
-    return variants
+    return {name: outputs for name, outputs in variants.items() if outputs is not None}
