@@ -414,8 +414,9 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
                    others: dict | None = None) -> list:
     """The known bugs whose output this one reproduces (a variant that leaves this output right
     says nothing about why it is wrong). others: the case's other outputs, name -> (got, tolerance):
-    an output of a few numbers (a scalar loss) matches a variant only where the variant also fits
-    the other outputs it predicts; one number near a variant's is no evidence by itself."""
+    an output matches a variant only where the variant also fits the other outputs it predicts (a
+    kernel whose other outputs are wrong otherwise has another bug, or a different one; and one
+    number near a variant's, a scalar loss, is no evidence by itself)."""
     ref = reference.outputs[output.name]
     scale = reference.scales[output.name]
     found = []
@@ -423,8 +424,8 @@ def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference:
         alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
         if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
             continue
-        if ref.numel() < FEW and _contradicted(pattern.name, output.name, reference, others or {}):
-            continue
+        if _contradicted(pattern.name, output.name, reference, others or {}):
+            continue  # the variant predicts another output that came out otherwise: not this bug alone
         if (matches(got, alternative, scale, tol, condition=reference.condition)
                 and _distance(got, alternative, ref, scale, tol, reference.condition)
                 < 0.25 * _distance(got, ref, ref, scale, tol, reference.condition)
@@ -446,7 +447,13 @@ def _contradicted(name: str, own: str, reference: Reference, others: dict) -> bo
         ref = reference.outputs[other]
         if got.numel() != ref.numel():
             continue
-        if not matches(got, alternative, reference.scales[other], tol, condition=reference.condition):
+        scale = reference.scales[other]
+        if not matches(got, alternative, scale, tol, condition=reference.condition):
+            return True
+        # the variant leaves this output right, and it came out wrong: a bug the variant is not
+        # (a near-zero loss sits within the variant's looser slack of almost anything)
+        if (matches(alternative, ref, scale, tol, 1.0, reference.condition)
+                and not matches(got, ref, scale, tol, 1.0, reference.condition)):
             return True
     return False
 
