@@ -68,6 +68,12 @@ BUGS = [
         misleading=("atomic",), gpu_by_chance=True,
         notes="the padded lanes write into the next row's first columns, which that row's program may write "
               "after (right) or before (wrong), and past the last row's end"),
+    Bug("log_s_dropped", "step",
+        (("        lse = m + tl.log(s)\n", "        lse = m\n", 1),),
+        reasons=(("elements off",),),
+        misleading=NOT_ATOMICS + ("rounded to bfloat16",),
+        notes="lse without its log Σ: every p too large, and on confident rows p_target rounds to 1 as if p "
+              "were rounded to bf16 before the − 1; the loss, which that bug leaves right, says otherwise"),
     Bug("one_row_per_program", "step",
         ((ROWS, "    for row in range(tl.program_id(0), tl.program_id(0) + 1):\n", 1),),
         reasons=(("never written",), ("tl.program_id",)),

@@ -178,6 +178,14 @@ def test_every_program_doing_the_same_block_is_named():
     assert finding is not None and "tl.program_id(0)" in finding.text
 
 
+def test_scalars_every_program_loads_are_no_evidence_of_an_unused_program_id():
+    """A count and an upstream gradient that every program loads are shared by design: programs whose
+    row loop never ran made no other access, and their outputs say "never written" instead."""
+    sites = {("k", 1, "n_valid_ptr"): site_of({(p, 0, 0): np.arange(1) for p in range(3)}),
+             ("k", 2, "dloss_ptr"): site_of({(p, 0, 0): np.arange(1) for p in range(3)})}
+    assert addresses.unused_program_ids(sites, (3, 1, 1)) is None
+
+
 @triton.jit
 def add_rows_wrong_stride(x_ptr, z_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
