@@ -231,11 +231,12 @@ def _puzzles_at_once(args) -> int:
     where each check is one interpreter worker (a 2-core laptop checks two puzzles at once: most
     puzzles are too small to share their cases among workers), one per two cores where a GPU worker
     may run beside it."""
-    from checker.session import _cores, cuda_likely
+    from checker.runner import cores
+    from checker.session import cuda_likely
     if args.workers:
         return 1
     per_check = 1 if args.backend == "interpreter" or not cuda_likely() else 2
-    return max(1, min(8, _cores() // per_check))
+    return max(1, min(8, cores() // per_check))
 
 
 def _say_parts(puzzle: Puzzle, report: Report) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import types
+import weakref
 
 
 def wraps_with(fn, flag: str) -> bool:
@@ -57,17 +58,16 @@ def fix_interpreter_patch_leak() -> None:
         return
 
     import triton.language as tl
-    languages: dict[int, list] = {}  # per function: the language modules its globals hold
+    languages: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per function: its language modules
 
     def patched_already(fn) -> bool:
         """Inside a launch (or an enclosing helper) whose patches cover this function's language
         modules, patching again changes nothing: every patch is the same interpreter stand-in. It
         only costs time: inspect.getmembers over triton.language at every call of tl.sum, tl.cdiv or
         a learner's helper was a third of p22's check in the interpreter."""
-        found = languages.get(id(fn))
+        found = languages.get(fn)
         if found is None:
-            found = languages[id(fn)] = [v for v in fn.__globals__.values()
-                                         if inspect.ismodule(v) and v in (tl, tl.core)]
+            found = languages[fn] = [v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)]
         return bool(found) and all(not tl.core.is_builtin(vars(lang).get("load")) for lang in found)
 
     # a launch patches the language modules its kernel's globals hold (tl), and the first tl.sum then

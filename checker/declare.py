@@ -23,6 +23,7 @@ instant; tensors are made only in the checker's worker process.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import zlib
 from dataclasses import dataclass, field
@@ -248,6 +249,18 @@ class timing:
 
     def __exit__(self, *exc) -> None:
         _Timing.active = self.before
+
+
+def sm_count(tensor: Any) -> int:
+    """In a launch: the number of SMs of the GPU `tensor` lives on (persistent grids size themselves by
+    it), asked of the driver once per device, not per launch."""
+    return _sm_count(tensor.device.index or 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_index: int) -> int:
+    import torch
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
 def shared(*tensors) -> None:

@@ -190,11 +190,15 @@ def gpu_workers() -> int:
     chosen = os.environ.get("TRITON_PUZZLES_GPU_WORKERS", "")
     if chosen.isdigit() and int(chosen) > 0:
         return int(chosen)
+    return max(1, min(GPU_WORKERS_MAX, cores() // GPU_CORES_PER_WORKER))
+
+
+def cores() -> int:
+    """The cores this process may run on."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS
-        cores = os.cpu_count() or 1
-    return max(1, min(GPU_WORKERS_MAX, cores // GPU_CORES_PER_WORKER))
+        return os.cpu_count() or 1
 
 
 GPU_CORES_PER_WORKER = 4

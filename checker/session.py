@@ -10,7 +10,7 @@ import threading
 from typing import Callable, Iterator
 
 from checker.report import Report, ReportWriter
-from checker.runner import DEFAULT_TIMEOUT, Request, gpu_workers, run_backend
+from checker.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.spec import Puzzle
 from checker.worker import selected_cases
@@ -66,7 +66,7 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     # the workers share the cores (unless the user said how many threads: OMP_NUM_THREADS); GPU
     # workers with the others that may run beside them (--all)
     workers = gpu_workers() if backend == "gpu" else (shards + gpu_too) * max(1, sharing)
-    threads = 0 if "OMP_NUM_THREADS" in os.environ else max(1, _cores() // workers)
+    threads = 0 if "OMP_NUM_THREADS" in os.environ else max(1, cores() // workers)
 
     def request(kind: str, chosen: list[str], shard: int = 0, of: int = 1) -> Request:
         return Request(puzzle.key, chosen, source, kind, timeout, seed, sanitize, only_documented,
@@ -105,17 +105,10 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
 MAX_SHARDS = 4  # interpreter workers per check: each costs a torch start-up (~5 s) and ~0.5 GB
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
-
-
 def idle_core_shards(gpu_too: bool) -> int:
     """Interpreter workers worth starting: one per two cores left after the GPU's worker (a 2-core
     machine keeps one worker; an H100 host with 16 cores gets MAX_SHARDS)."""
-    return max(1, min(MAX_SHARDS, (_cores() - int(gpu_too)) // 2))
+    return max(1, min(MAX_SHARDS, (cores() - int(gpu_too)) // 2))
 
 
 TERMINAL = ("load_error", "hang", "crash", "stopped")

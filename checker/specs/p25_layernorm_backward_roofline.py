@@ -1,7 +1,5 @@
 """Puzzle 25: the LayerNorm backward at the memory roofline (persistent grid, partial rows, --bench)."""
-import functools
-
-from checker.declare import bench, case, out, part, puzzle, randn, scratch
+from checker.declare import bench, case, out, part, puzzle, randn, scratch, sm_count
 from checker.specs.p23_deterministic_layernorm_backward import centring_cost
 
 EPS = 1e-5
@@ -16,19 +14,13 @@ def layernorm(x, gamma, beta):
     return {"z": F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS)}
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(device_index: int) -> int:
-    import torch
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
-
-
 def programs(x, M, ROWS, BLOCK_H) -> int:
     """The persistent grid: one program per SM on a GPU, 4 on the CPU. Measured on an H100: with the
     row loop pipelined one program per SM keeps the memory system busy (two gained nothing and add
     partial rows to reduce)."""
     if not x.is_cuda:
         return min(triton_cdiv(M, ROWS), 4)
-    return min(triton_cdiv(M, ROWS), _sm_count(x.device.index or 0))  # asked once, not per launch
+    return min(triton_cdiv(M, ROWS), sm_count(x))
 
 
 def stages(x, BLOCK_H, ROWS) -> int:

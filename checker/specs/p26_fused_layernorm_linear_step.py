@@ -1,8 +1,6 @@
 """Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
-import functools
-
 from checker.declare import (CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, scratch,
-                             variant)
+                             sm_count, variant)
 from checker.spec import SummaryPattern, Tolerance
 
 EPS = 1e-5
@@ -38,15 +36,9 @@ def centring_cost(x):
     return max(1.0, float((x.mean(-1).abs() / (x.var(-1, unbiased=False) + EPS).sqrt()).max()))
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(device_index: int) -> int:
-    import torch
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
-
-
 def dx_programs(x, M) -> int:
     """ln_dx_kernel's persistent grid: two programs per SM on a GPU (measured best on an H100), 3 on the CPU."""
-    return min(M, 2 * _sm_count(x.device.index or 0) if x.is_cuda else 3)
+    return min(M, 2 * sm_count(x) if x.is_cuda else 3)
 
 
 def blocks_of(t, rows: int, cols: int):

@@ -1,9 +1,7 @@
 """Puzzle 27: softmax cross-entropy, forward and backward in one kernel: an online logsumexp over
 vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
-import functools
-
 from checker.declare import (TOLERANCES, bench, case, custom, next_pow2, out, part, puzzle, randint, randn,
-                             scratch, variant)
+                             scratch, sm_count, variant)
 from checker.spec import SummaryPattern
 
 IGNORE = -100
@@ -17,18 +15,12 @@ PROGRAMS_PER_SM = 4
 CPU_PROGRAMS = 3     # fewer than most cases' rows: a program must walk several
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(device_index: int) -> int:
-    import torch
-    return torch.cuda.get_device_properties(device_index).multi_processor_count
-
-
 def programs(logits, M: int) -> int:
     """The grid: PROGRAMS_PER_SM per SM on a GPU (see the kernel's docstring: rows in flight must fit
     in L2), CPU_PROGRAMS in the interpreter; never more than the rows."""
     if not logits.is_cuda:
         return min(M, CPU_PROGRAMS)
-    return min(M, PROGRAMS_PER_SM * _sm_count(logits.device.index or 0))
+    return min(M, PROGRAMS_PER_SM * sm_count(logits))
 
 
 def cross_entropy(logits, target):
