@@ -5,11 +5,16 @@ Shapes (contiguous):  x, dz, dx: [M, H] (fp32 or bf16)   gamma: [H]   dgamma, db
 
 The work is memory-bound: per element it reads x and dz and writes dx (3 * M * H elements), and
 does a few dozen flops. A kernel reaches the roofline when the memory system never waits for it:
-  * a persistent grid: P programs (a few per SM) each walk rows pid, pid + P, ... so the whole
+  * a persistent grid: P programs (one or two per SM) each walk rows pid, pid + P, ... so the whole
     GPU stays busy and every program's dgamma/dbeta share stays in registers until the end;
+  * those shares are one row wide: each step adds its ROWS rows into them at once (tl.sum over the
+    rows, inside each thread), so the accumulators cost the same registers whatever ROWS is and
+    the registers go to loads in flight instead;
   * no atomics on the hot path: each program stores one partial row (as in puzzle 23), and a
     small second kernel adds the P rows (P * H * 8 bytes: a few percent of the traffic);
   * ROWS rows per step when rows are short, so each step moves enough bytes to hide latency;
+  * rows whose start is 16-byte aligned (H a multiple of 8 in bf16, of 4 in fp32): only then can
+    the compiler use 16-byte loads and stores and the asynchronous copies that pipeline the loop;
   * no lanes wasted on padding: a row is a power-of-two head plus a small tail block, not one block
     of the next power of two (at H = 8462 that block would be 16384 lanes: the registers spill);
   * statistics recomputed from x (cheaper than reading saved ones), all arithmetic in fp32;
@@ -42,14 +47,14 @@ def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr, dgamma_part_ptr, db
     programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_H)
     gamma = tl.load(gamma_ptr + cols).to(tl.float32)
-    dgamma_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)
-    dbeta_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)
+    dgamma_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
+    dbeta_acc = tl.zeros([BLOCK_H], dtype=tl.float32)
     if TAIL > 0:  # compile-time: kernels for power-of-two widths have no tail code at all
         t_cols = BLOCK_H + tl.arange(0, TAIL)
         t_col_ok = t_cols < H
         t_gamma = tl.load(gamma_ptr + t_cols, mask=t_col_ok, other=0.0).to(tl.float32)
-        t_dgamma_acc = tl.zeros([ROWS, TAIL], dtype=tl.float32)
-        t_dbeta_acc = tl.zeros([ROWS, TAIL], dtype=tl.float32)
+        t_dgamma_acc = tl.zeros([TAIL], dtype=tl.float32)
+        t_dbeta_acc = tl.zeros([TAIL], dtype=tl.float32)
     for first in tl.range(pid * ROWS, M, programs * ROWS, num_stages=STAGES):
         rows = first + tl.arange(0, ROWS)
         row_ok = rows[:, None] < M
@@ -83,18 +88,19 @@ def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr, dgamma_part_ptr, db
         mean_g_xhat = sum_g_xhat / H
         dx = rstd[:, None] * (g - mean_g[:, None] - x_hat * mean_g_xhat[:, None])
         tl.store(dx_ptr + offsets, dx, mask=row_ok)  # cast to dx's dtype on store
-        dgamma_acc += dz * x_hat  # rows past M loaded dz = 0: they add nothing
-        dbeta_acc += dz
+        # the step's rows summed at once (rows past M loaded dz = 0: they add nothing)
+        dgamma_acc += tl.sum(dz * x_hat, axis=0)
+        dbeta_acc += tl.sum(dz, axis=0)
         if TAIL > 0:
             t_dx = rstd[:, None] * (t_g - mean_g[:, None] - t_x_hat * mean_g_xhat[:, None])
             tl.store(dx_ptr + t_offsets, t_dx, mask=t_ok)
-            t_dgamma_acc += t_dz * t_x_hat
-            t_dbeta_acc += t_dz
-    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))
-    tl.store(dbeta_part_ptr + pid * H + cols, tl.sum(dbeta_acc, axis=0))
+            t_dgamma_acc += tl.sum(t_dz * t_x_hat, axis=0)
+            t_dbeta_acc += tl.sum(t_dz, axis=0)
+    tl.store(dgamma_part_ptr + pid * H + cols, dgamma_acc)
+    tl.store(dbeta_part_ptr + pid * H + cols, dbeta_acc)
     if TAIL > 0:
-        tl.store(dgamma_part_ptr + pid * H + t_cols, tl.sum(t_dgamma_acc, axis=0), mask=t_col_ok)
-        tl.store(dbeta_part_ptr + pid * H + t_cols, tl.sum(t_dbeta_acc, axis=0), mask=t_col_ok)
+        tl.store(dgamma_part_ptr + pid * H + t_cols, t_dgamma_acc, mask=t_col_ok)
+        tl.store(dbeta_part_ptr + pid * H + t_cols, t_dbeta_acc, mask=t_col_ok)
 
 
 @triton.jit

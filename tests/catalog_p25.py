@@ -32,8 +32,8 @@ BUGS = [
         notes="the tail block's padded lanes load 0, and 0 - mean squared joins the variance: only widths "
               "whose tail block is not full (100 = 64 + 36 of 64) go wrong"),
     Bug("partial_rows_added_into_an_uncleared_buffer", "backward",
-        (("    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))\n",
-          "    tl.atomic_add(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))\n", 1),),
+        (("    tl.store(dgamma_part_ptr + pid * H + cols, dgamma_acc)\n",
+          "    tl.atomic_add(dgamma_part_ptr + pid * H + cols, dgamma_acc)\n", 1),),
         reasons=(("dgamma",), ("NaN",)),
         misleading=("race", "out-of-bounds", "lost"),
         notes="adds its share to what the buffer held: the partial rows are scratch (torch.empty's, poisoned by "

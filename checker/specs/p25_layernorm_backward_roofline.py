@@ -1,4 +1,6 @@
 """Puzzle 25: the LayerNorm backward at the memory roofline (persistent grid, partial rows, --bench)."""
+from typing import NamedTuple
+
 from checker.declare import bench, case, out, part, puzzle, randn, scratch, sm_count
 from checker.specs.p23_deterministic_layernorm_backward import centring_cost
 
@@ -14,39 +16,65 @@ def layernorm(x, gamma, beta):
     return {"z": F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS)}
 
 
-def programs(x, M, ROWS, BLOCK_H) -> int:
-    """The persistent grid: one program per SM on a GPU, 4 on the CPU. Measured on an H100: with the
-    row loop pipelined one program per SM keeps the memory system busy (two gained nothing and add
-    partial rows to reduce)."""
+class Tuned(NamedTuple):
+    """A launch measured best for one width and dtype on an H100 (M = 4096, the bench's sizes): a sweep of
+    warps (4-32) x programs per SM (1-4) x rows per step (16-64 KB of x and dz a step) x pipeline stages."""
+    rows: int
+    warps: int
+    per_sm: int
+    stages: int
+
+
+TUNED = {("float32", 1024): Tuned(8, 4, 1, 3), ("float32", 4096): Tuned(1, 8, 1, 3),
+         ("float32", 5120): Tuned(1, 8, 1, 3), ("float32", 5632): Tuned(1, 8, 1, 3),
+         ("float32", 8192): Tuned(1, 8, 1, 3), ("float32", 8462): Tuned(1, 8, 1, 1),
+         ("float32", 16384): Tuned(1, 8, 1, 1),
+         ("bfloat16", 1024): Tuned(8, 4, 1, 3), ("bfloat16", 4096): Tuned(2, 8, 1, 3),
+         ("bfloat16", 5120): Tuned(1, 4, 2, 3), ("bfloat16", 5632): Tuned(2, 8, 1, 3),
+         ("bfloat16", 8192): Tuned(1, 8, 1, 3), ("bfloat16", 8462): Tuned(1, 8, 1, 1),
+         ("bfloat16", 16384): Tuned(1, 8, 1, 1)}
+
+
+def tuned(x, H: int) -> Tuned | None:
+    return TUNED.get((str(x.dtype).removeprefix("torch."), H)) if x.is_cuda else None
+
+
+def programs(x, M, H, ROWS) -> int:
+    """The persistent grid: one program per SM on a GPU (two where the sweep found it better), 4 on the CPU."""
     if not x.is_cuda:
         return min(triton_cdiv(M, ROWS), 4)
-    return min(triton_cdiv(M, ROWS), sm_count(x))
+    found = tuned(x, H)
+    return min(triton_cdiv(M, ROWS), (found.per_sm if found else 1) * sm_count(x))
 
 
-def stages(x, BLOCK_H, ROWS) -> int:
-    """Copies of a step's loads in flight: 3, or 1 (no pipelining) where three copies of x's and
-    dz's step would not fit in shared memory (16384 fp32 lanes: 262 KB asked, 227 KB on an H100)."""
-    return 1 if ROWS * BLOCK_H * x.element_size() >= 65536 else 3
+def stages(x, H, BLOCK_H, TAIL, ROWS) -> int:
+    """Copies of a step's loads in flight: 3, or 1 (no pipelining) where three copies of x's and dz's
+    step would not fit in shared memory (16384 fp32 lanes: 262 KB asked, 227 KB on an H100) or where
+    rows are not 16-byte aligned (8462: the compiler then has no asynchronous copies to pipeline with)."""
+    found = tuned(x, H)
+    if found:
+        return found.stages
+    return 1 if ROWS * (BLOCK_H + TAIL) * x.element_size() >= 65536 else 3
 
 
-def warps(x, BLOCK_H, TAIL, ROWS) -> int:
-    """Warps per program, from a sweep on an H100 (M = 4096, pipelined): 4 up to 5120 lanes a step,
-    8 above, 32 for 16384 fp32 lanes, which run unpipelined (fewer registers spill)."""
-    lanes = ROWS * (BLOCK_H + TAIL)
-    if lanes <= 5120:
-        return 4
-    return 32 if stages(x, BLOCK_H, ROWS) == 1 else 8
+def warps(x, H, BLOCK_H, TAIL, ROWS) -> int:
+    """Warps per program: the sweep's choice for the bench's widths; elsewhere 4 up to 5120 lanes a
+    step, 8 above."""
+    found = tuned(x, H)
+    if found:
+        return found.warps
+    return 4 if ROWS * (BLOCK_H + TAIL) <= 5120 else 8
 
 
 def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_P, BLOCK_COLS):
     import torch
-    p = programs(x, M, ROWS, BLOCK_H)
+    p = programs(x, M, H, ROWS)
     # every row gets written: poisoned (NaN) until then, so that a kernel adding into them fails
     dgamma_part = scratch((p, H), dtype=torch.float32, like=x)
     dbeta_part = scratch((p, H), dtype=torch.float32, like=x)
     k.ln_bwd_roofline_kernel[(p,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, EPS, ROWS=ROWS,
-                                   BLOCK_H=BLOCK_H, TAIL=TAIL, STAGES=stages(x, BLOCK_H, ROWS),
-                                   num_warps=warps(x, BLOCK_H, TAIL, ROWS))
+                                   BLOCK_H=BLOCK_H, TAIL=TAIL, STAGES=stages(x, H, BLOCK_H, TAIL, ROWS),
+                                   num_warps=warps(x, H, BLOCK_H, TAIL, ROWS))
     k.ln_bwd_partials_reduce_kernel[(triton_cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, p, H,
                                                                    BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
 
@@ -84,8 +112,9 @@ def tail(H: int) -> int:
 
 
 def rows_for(BLOCK_H):
-    """Rows per step: a power of two, so that a step holds about 4096 elements (1 for wide rows)."""
-    return max(1, 4096 // BLOCK_H)  # measured best on an H100: 4 rows of 1024, 1 row from 4096 on
+    """Rows per step where the sweep did not choose (the tests' widths): a power of two, so that a step
+    holds about 4096 elements (1 for wide rows). The bench's widths take TUNED's rows."""
+    return max(1, 4096 // BLOCK_H)
 
 
 PUZZLE = puzzle(
@@ -114,8 +143,10 @@ PUZZLE = puzzle(
            case(M=8, H=40, ROWS=2, dtype="bfloat16", gpu_only=False),
            case(M=4096, H=4096, dtype="bfloat16"),
            case(M=300, H=5120, dtype="bfloat16")],
-    bench=bench("backward", [case(M=4096, H=h, dtype=d) for d in ("float32", "bfloat16")
-                             for h in (1024, 4096, 5120, 5632, 8192, 8462, 16384)],
+    # the partial rows reduced in one step of 256 (P <= 264 on an H100) over 16 columns a program:
+    # measured best for P = 132 at every width
+    bench=bench("backward", [case(M=4096, H=h, dtype=d, ROWS=TUNED[(d, h)].rows, BLOCK_P=256, BLOCK_COLS=16)
+                             for d in ("float32", "bfloat16") for h in (1024, 4096, 5120, 5632, 8192, 8462, 16384)],
                 traffic=lambda x, M, H: 3 * M * H * x.element_size(),
                 torch=torch_backward, liger=liger_backward),
 )
