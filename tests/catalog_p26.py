@@ -25,7 +25,7 @@ BUGS = [
         notes="in fp32 wg is not rounded, so the interpreter cannot tell; in bf16 mean * wg_sum no longer "
               "cancels the rounded product's share of the mean"),
     Bug("dz_descriptor_coordinates_in_tiles", "step",
-        (("        dy = dy_desc.load([tile_m * BLOCK_M, start])\n", "        dy = dy_desc.load([tile_m, start])\n", 1),),
+        (("            dy = dy_desc.load([tile_m * BLOCK_M, start])\n", "            dy = dy_desc.load([tile_m, start])\n", 1),),
         reasons=(("dx",), ("more rows than one row tile",)),
         misleading=("atomic", "race", "out-of-bounds"),
         notes="a descriptor's load takes element coordinates: tile_m is a tile number, so every row tile "
@@ -51,7 +51,7 @@ BUGS = [
         notes="wg_sum is scratch (torch.empty's, poisoned by the checker), not zeros: adding into it keeps "
               "whatever it held; before the poison some cases passed by the luck of the allocator"),
     Bug("epilogue_product_steps_by_block_n", "forward",
-        (("    for start in range(0, H, BLOCK_K):  # descriptor", "    for start in range(0, H, BLOCK_N):  # descriptor", 1),),
+        (("        for start in range(0, H, BLOCK_K):  # descriptor", "        for start in range(0, H, BLOCK_N):  # descriptor", 1),),
         reasons=(("y",), ("M=40, H=40, N=36",)),
         misleading=("atomic", "race", "out-of-bounds"),
         notes="right while BLOCK_N = BLOCK_K (16 by default); the cases with BLOCK_K = 32 add tiles twice"),

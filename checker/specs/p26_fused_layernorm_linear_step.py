@@ -41,6 +41,12 @@ def dx_programs(x, M) -> int:
     return min(M, 2 * sm_count(x) if x.is_cuda else 3)
 
 
+def product_programs(x, tiles: int) -> int:
+    """The persistent products' grid: one program per SM on a GPU, 3 on the CPU (so that programs take
+    several tiles there too), never more than the tiles."""
+    return min(tiles, sm_count(x) if x.is_cuda else 3)
+
+
 def blocks_of(t, rows: int, cols: int):
     """A tensor descriptor: t seen as [rows, cols] blocks, which the GPU's copy engine (TMA) loads
     whole, with zeros past t's edges. Its row stride must be a multiple of 16 bytes."""
@@ -63,7 +69,7 @@ def forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROU
     k.fold_weight_kernel[(N,)](w, gamma, beta, b, wg, wg_sum, bias, N, H, BLOCK_H=BLOCK_H)
     k.ln_stats_kernel[(cdiv(M, ROWS),)](x, mean, rstd, M, H, EPS, ROWS=ROWS, BLOCK_H=BLOCK_ROW,
                                         num_warps=row_warps(BLOCK_ROW))
-    k.ln_epilogue_linear_kernel[(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),)](
+    k.ln_epilogue_linear_kernel[(product_programs(x, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)),)](
         blocks_of(x, BLOCK_M, BLOCK_K), blocks_of(wg, BLOCK_N, BLOCK_K), mean, rstd, wg_sum, bias, y, M, N, H,
         BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
         num_stages=NUM_STAGES)
@@ -79,7 +85,7 @@ def step(k, x, gamma, beta, w, b, dy, y, dx, dgamma, dbeta, dw, db, M, N, H, BLO
     gemm = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
                 num_stages=NUM_STAGES)
     dz, z = scratch(x.shape, like=x), scratch(x.shape, like=x)  # in x's dtype, as PyTorch keeps them
-    k.linear_dz_kernel[(cdiv(M, BLOCK_M) * cdiv(H, BLOCK_N),)](blocks_of(dy, BLOCK_M, BLOCK_K),
+    k.linear_dz_kernel[(product_programs(x, cdiv(M, BLOCK_M) * cdiv(H, BLOCK_N)),)](blocks_of(dy, BLOCK_M, BLOCK_K),
                                                                blocks_of(w, BLOCK_K, BLOCK_N), dz, M, N, H, **gemm)
     p = dx_programs(x, M)
     f32 = dict(dtype=torch.float32, like=x)
@@ -94,7 +100,7 @@ def step(k, x, gamma, beta, w, b, dy, y, dx, dgamma, dbeta, dw, db, M, N, H, BLO
                                                        BLOCK_COLS=BLOCK_COLS)
     k.fixed_order_sum_kernel[(cdiv(N, BLOCK_COLS), 1)](db_part, db, splits, N, splits, BLOCK_R=BLOCK_R,
                                                   BLOCK_COLS=BLOCK_COLS)
-    k.linear_dw_kernel[(cdiv(N, BLOCK_M) * cdiv(H, BLOCK_N),)](blocks_of(dy, BLOCK_K, BLOCK_M),
+    k.linear_dw_kernel[(product_programs(x, cdiv(N, BLOCK_M) * cdiv(H, BLOCK_N)),)](blocks_of(dy, BLOCK_K, BLOCK_M),
                                                                blocks_of(z, BLOCK_K, BLOCK_N), dw, M, N, H, **gemm)
 
 
