@@ -11,11 +11,11 @@ z's rows are whole tiles, so V may be anything):
     chunk_count_kernel[(1,)](target, n_valid, N, ignore_index, BLOCK_M=BLOCK_M)       # BLOCK_M >= N
     for start in range(0, N, CHUNK):
         # z = x_c wᵀ, stored as z − (its tile's row max) in x's dtype, with each (row, column tile)'s
-        # max and sum of exp, and each row's target logit, from the fp32 accumulator
+        # max, sum of exp and share of the target's logit, from the fp32 accumulator
         chunk_logits_kernel[(cdiv(C, BLOCK_M) * TILES,)](blocks_of(x_c, BLOCK_M, BLOCK_K),
-            blocks_of(w, BLOCK_N, BLOCK_K), target_c, z_c, tile_max, tile_sum, target_logit, C, V, H, ignore_index, ...)
+            blocks_of(w, BLOCK_N, BLOCK_K), target_c, z_c, tile_max, tile_sum, tile_target, C, V, H, ...)
         # lse from the partials, the loss share, then the gradient in place of z, one pass
-        chunk_ce_kernel[(C,)](z_c, tile_max, tile_sum, target_logit, target_c, dloss, n_valid, loss_rows_c, V,
+        chunk_ce_kernel[(C,)](z_c, tile_max, tile_sum, tile_target, target_c, dloss, n_valid, loss_rows_c, V,
             TILES, ignore_index, TILE_N=BLOCK_N, BLOCK_T=next_pow2(TILES), TILES_PER_STEP=...)
         chunk_matmul_kernel[(cdiv(C, BLOCK_M) * cdiv(H, BLOCK_N),)](blocks_of(g, BLOCK_M, BLOCK_K),
             blocks_of(w, BLOCK_K, BLOCK_N), dx_c, C, H, V, A_T=False, ACCUMULATE=False, ...)      # dx_c = g w
@@ -24,7 +24,7 @@ z's rows are whole tiles, so V may be anything):
     loss = loss_rows.sum()
 TILES = cdiv(V, BLOCK_N). z: [min(CHUNK, N), TILES, BLOCK_N] in x's dtype, row r's column tile t at
 z[r, t, :] (each row padded to whole tiles; the columns past V are never written); z_c = z[:C];
-g = z_c seen as [C, V] (its first V columns). tile_max, tile_sum: [min(CHUNK, N), TILES] fp32.
+g = z_c seen as [C, V] (its first V columns). tile_max, tile_sum, tile_target: [min(CHUNK, N), TILES] fp32.
 dw is fp32 and is not zeroed: the first chunk stores its share, the later ones add theirs.
 
 What keeps it fast (bf16 on an H100: N = 8192, H = 4096, V = 128256, CHUNK = 2048): the three
@@ -61,13 +61,14 @@ def chunk_count_kernel(target_ptr, n_valid_ptr, M, ignore_index, BLOCK_M: tl.con
 
 
 @triton.jit
-def chunk_logits_kernel(x_desc, w_desc, target_ptr, z_ptr, tile_max_ptr, tile_sum_ptr, target_logit_ptr,
-                        C, V, H, ignore_index, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                        BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def chunk_logits_kernel(x_desc, w_desc, target_ptr, z_ptr, tile_max_ptr, tile_sum_ptr, tile_target_ptr,
+                        C, V, H, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                        GROUP_M: tl.constexpr):
     """A [BLOCK_M, BLOCK_N] tile of the chunk's logits z = x_c wᵀ ([C, H] x [H, V]), and in its
     epilogue, from the fp32 tile, per row: the tile's max m and sum of exp(z − m) over its real
-    columns (tile_max, tile_sum: [C, TILES], column tile_n), the target's logit (target_logit: [C],
-    from the one tile that holds it), and z − m stored in z_ptr's dtype (z: [C, TILES, BLOCK_N]).
+    columns, and its share of the target's logit (z[target] if the tile holds column target, else 0)
+    (tile_max, tile_sum, tile_target: [C, TILES], column tile_n); z − m stored in z_ptr's dtype
+    (z: [C, TILES, BLOCK_N]).
     x_desc: [BLOCK_M, BLOCK_K] blocks of x_c; w_desc: [BLOCK_N, BLOCK_K] blocks of w, transposed
     after the load. Grid: (cdiv(C, BLOCK_M) * cdiv(V, BLOCK_N),)."""
     tiles_n = tl.cdiv(V, BLOCK_N)
@@ -89,12 +90,12 @@ def chunk_logits_kernel(x_desc, w_desc, target_ptr, z_ptr, tile_max_ptr, tile_su
     part = rows * tiles_n + tile_n
     tl.store(tile_max_ptr + part, m, mask=row_ok)
     tl.store(tile_sum_ptr + part, tl.sum(tl.exp(shifted), axis=1), mask=row_ok)
-    # the loss needs z[target] in fp32: exactly one tile holds column target, and only it stores
-    # (an ignored row's -100 lies in no tile; every other tile would store its 0 over it)
-    target = tl.load(target_ptr + rows, mask=row_ok, other=ignore_index)
+    # the loss needs z[target] in fp32: exactly one tile holds column target, every other tile's
+    # share is 0 (an ignored row's -100 lies in no tile), and the cross-entropy adds the shares.
+    # One slot per tile: no two programs store to one element
+    target = tl.load(target_ptr + rows, mask=row_ok, other=-1)  # padded rows store nothing
     hit = cols[None, :] == target[:, None]
-    mine = row_ok & (target >= tile_n * BLOCK_N) & (target < tile_n * BLOCK_N + BLOCK_N)
-    tl.store(target_logit_ptr + rows, tl.sum(tl.where(hit, acc, 0.0), axis=1), mask=mine)
+    tl.store(tile_target_ptr + part, tl.sum(tl.where(hit, acc, 0.0), axis=1), mask=row_ok)
     # z − m, not z: a bf16 logit near 7 is off by up to 2**-6 (p = exp(z − lse) by 1.6 %), while
     # z − m is near 0 where exp(z − m) is large, and keeps its digits there. Rounded once, here.
     # z's rows are tiles_n * BLOCK_N wide (whole tiles); in int64: a chunk of 2048 rows of a
@@ -104,12 +105,13 @@ def chunk_logits_kernel(x_desc, w_desc, target_ptr, z_ptr, tile_max_ptr, tile_su
 
 
 @triton.jit
-def chunk_ce_kernel(z_ptr, tile_max_ptr, tile_sum_ptr, target_logit_ptr, target_ptr, dloss_ptr, n_valid_ptr,
+def chunk_ce_kernel(z_ptr, tile_max_ptr, tile_sum_ptr, tile_target_ptr, target_ptr, dloss_ptr, n_valid_ptr,
                     loss_rows_ptr, V, TILES, ignore_index, TILE_N: tl.constexpr, BLOCK_T: tl.constexpr,
                     TILES_PER_STEP: tl.constexpr):
-    """Row r of the chunk: lse from its TILES partials (BLOCK_T >= TILES), its loss share, then its
-    gradient in place of its shifted logits, in one pass of TILES_PER_STEP column tiles at a time.
-    z: [C, TILES, TILE_N] (row r's tile t at z[r, t, :]), tile_max, tile_sum: [C, TILES]. Grid: (C,)."""
+    """Row r of the chunk: lse and the target's logit from its TILES partials (BLOCK_T >= TILES), its
+    loss share, then its gradient in place of its shifted logits, in one pass of TILES_PER_STEP column
+    tiles at a time. z: [C, TILES, TILE_N] (row r's tile t at z[r, t, :]); tile_max, tile_sum,
+    tile_target: [C, TILES]. Grid: (C,)."""
     row = tl.program_id(0)
     # lse = M + log Σ_t s_t exp(m_t − M): each tile's sum is relative to its own max m_t; exp(m_t − M)
     # <= 1 brings it to the row's max M. Padded lanes: m = -inf, s = 0, they add nothing.
@@ -124,8 +126,8 @@ def chunk_ce_kernel(z_ptr, tile_max_ptr, tile_sum_ptr, target_logit_ptr, target_
     # the mean counts only the rows that count; dloss scales the whole gradient (the chain rule)
     n = tl.load(n_valid_ptr)
     scale = tl.where(valid, tl.load(dloss_ptr) / n, 0.0)
-    # an ignored row has no target logit (no tile stored one): read it only for a counted row
-    z_target = tl.load(target_logit_ptr + row, mask=valid, other=0.0)
+    # one tile's share is the target's logit, the others' are 0 (all are, on an ignored row)
+    z_target = tl.sum(tl.load(tile_target_ptr + row * TILES + t, mask=t < TILES, other=0.0), axis=0)
     tl.store(loss_rows_ptr + row, tl.where(valid, (lse - z_target) / n, 0.0))
 
     # one pass: p = exp(z − lse) = exp(stored + m − lse), each block row one column tile of z, so
@@ -134,7 +136,7 @@ def chunk_ce_kernel(z_ptr, tile_max_ptr, tile_sum_ptr, target_logit_ptr, target_
     z_row = z_ptr + row.to(tl.int64) * (TILES * TILE_N)
     for first in range(0, TILES, TILES_PER_STEP):
         tiles = first + tl.arange(0, TILES_PER_STEP)
-        m = tl.load(tile_max_ptr + row * TILES + tiles, mask=tiles < TILES, other=0.0)
+        m = tl.load(tile_max_ptr + row * TILES + tiles, mask=tiles < TILES, other=-float("inf"))
         cols = tiles[:, None] * TILE_N + tl.arange(0, TILE_N)[None, :]
         ok = cols < V  # also false in every tile past the last
         stored = tl.load(z_row + cols, mask=ok, other=0.0).to(tl.float32)

@@ -4,7 +4,7 @@ correct kernels written differently (which must pass)."""
 from catalog import Alternative, Bug
 
 EPILOGUE_MASK = '    z = tl.where(col_ok[None, :], acc, -float("inf"))\n'
-TARGET_SUM = "tl.sum(tl.where(hit, acc, 0.0), axis=1), mask=mine)"
+TARGET_SUM = "tl.sum(tl.where(hit, acc, 0.0), axis=1), mask=row_ok)"
 SHIFTED_STORE = "    tl.store(z_ptr + rows[:, None].to(tl.int64) * (tiles_n * BLOCK_N) + cols[None, :], shifted,\n"
 P = "        p = tl.exp(stored + (m - lse)[:, None])\n"
 GRAD = "        grad = tl.where(cols == target, p - 1.0, p) * scale\n"
@@ -16,7 +16,7 @@ COUNT = "tl.sum((target != ignore_index).to(tl.int32), axis=0)"
 # the walk of chunk_ce_kernel over a row, replaced by the alternatives below
 WALK = """    for first in range(0, TILES, TILES_PER_STEP):
         tiles = first + tl.arange(0, TILES_PER_STEP)
-        m = tl.load(tile_max_ptr + row * TILES + tiles, mask=tiles < TILES, other=0.0)
+        m = tl.load(tile_max_ptr + row * TILES + tiles, mask=tiles < TILES, other=-float("inf"))
         cols = tiles[:, None] * TILE_N + tl.arange(0, TILE_N)[None, :]
         ok = cols < V  # also false in every tile past the last
         stored = tl.load(z_row + cols, mask=ok, other=0.0).to(tl.float32)
@@ -41,12 +41,13 @@ BUGS = [
         misleading=NOT_ATOMICS,
         notes="the columns past V hold the product's 0 (w's rows past V arrive as zeros): each adds exp(0 − m) "
               "to the last tile's sum, and 0 may become its max"),
-    Bug("target_logit_stored_by_every_tile", "step",
-        ((TARGET_SUM, TARGET_SUM.replace("mask=mine", "mask=row_ok"), 1),),
-        reasons=(("target_logit",), ("race",)),
-        misleading=("atomic_add", "lost"),
-        notes="every column tile stores its sum over hit, 0 where the target is not among its columns: the "
-              "last program to store wins (a race on a GPU; the interpreter's sanitizer sees the clash)"),
+    Bug("target_compared_with_the_tile_local_column", "step",
+        (("    hit = cols[None, :] == target[:, None]\n",
+          "    hit = tl.arange(0, BLOCK_N)[None, :] == target[:, None]\n", 1),),
+        reasons=(("counted from each tile's first column",),),
+        misleading=NOT_ATOMICS,
+        notes="the target's column looked for at the tile-local index: every tile adds its own column `target` "
+              "(where target < BLOCK_N), none holds a larger target; only the loss is wrong"),
     Bug("target_logit_after_the_shift", "step",
         ((TARGET_SUM, TARGET_SUM.replace("acc, 0.0", "shifted, 0.0"), 1),),
         reasons=(("after the shift",),),
