@@ -44,7 +44,7 @@ BUGS = [
     Bug("target_compared_with_the_tile_local_column", "step",
         (("    hit = cols[None, :] == target[:, None]\n",
           "    hit = tl.arange(0, BLOCK_N)[None, :] == target[:, None]\n", 1),),
-        reasons=(("counted from each tile's first column",),),
+        reasons=(("loss max difference",),),
         misleading=NOT_ATOMICS,
         notes="the target's column looked for at the tile-local index: every tile adds its own column `target` "
               "(where target < BLOCK_N), none holds a larger target; only the loss is wrong"),
