@@ -3,62 +3,124 @@ solution with one bug patched in (tests/test_contract.py rejects each for its st
 correct kernels written differently (which must pass)."""
 from catalog import Alternative, Bug
 
-ADD = "        acc += tl.load(c_ptrs, mask=mask)\n"
-LOOP = "    for start in range(0, K, BLOCK_K):\n"
-A_LOAD = ("        a = tl.load(a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak,\n"
-          "                    mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)\n")
-B_ADDR = "b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn"
-PASS1_LOAD = 'x = tl.load(x_row + cols, mask=cols < V, other=-float("inf")).to(tl.float32)'
-COUNT = "tl.sum((target != ignore_index).to(tl.int32), axis=0)"
+EPILOGUE_MASK = '    z = tl.where(col_ok[None, :], acc, -float("inf"))\n'
+TARGET_SUM = "tl.sum(tl.where(hit, acc, 0.0), axis=1), mask=row_ok)"
+SHIFTED_STORE = "    tl.store(z_ptr + rows[:, None].to(tl.int64) * (tiles_n * BLOCK_N) + cols[None, :], shifted,\n"
+P = "        p = tl.exp(stored + (m - lse)[:, None])\n"
+GRAD = "        grad = tl.where(cols == target, p - 1.0, p) * scale\n"
+LSE = "    lse = m_row + tl.log(tl.sum(s_t * tl.exp(m_t - m_row), axis=0))\n"
 SCALE = "    scale = tl.where(valid, tl.load(dloss_ptr) / n, 0.0)\n"
+ADD = "        acc += tl.load(c_ptrs, mask=mask)\n"
+A_T_LOAD = "            a = a_desc.load([start, tile_m * BLOCK_M]).T\n"
+COUNT = "tl.sum((target != ignore_index).to(tl.int32), axis=0)"
+# the walk of chunk_ce_kernel over a row, replaced by the alternatives below
+WALK = """    for first in range(0, TILES, TILES_PER_STEP):
+        tiles = first + tl.arange(0, TILES_PER_STEP)
+        m = tl.load(tile_max_ptr + row * TILES + tiles, mask=tiles < TILES, other=-float("inf"))
+        cols = tiles[:, None] * TILE_N + tl.arange(0, TILE_N)[None, :]
+        ok = cols < V  # also false in every tile past the last
+        stored = tl.load(z_row + cols, mask=ok, other=0.0).to(tl.float32)
+"""
 NOT_ATOMICS = ("atomic", "race", "lost")
 
 BUGS = [
+    Bug("shift_not_added_back", "step",
+        ((P, "        p = tl.exp(stored - lse)\n", 1),),
+        reasons=(("must add m_t back",),),
+        misleading=NOT_ATOMICS,
+        notes="the epilogue stores z − m_t, and the cross-entropy takes exp(stored − lse): every tile's p is "
+              "exp(−m_t) off; the loss (from the partials) stays right"),
+    Bug("logits_stored_unshifted", "step",
+        ((SHIFTED_STORE, SHIFTED_STORE.replace("shifted,", "acc,"), 1),),
+        reasons=(("Store z − m_t",),),
+        misleading=NOT_ATOMICS,
+        notes="the lab's first version: z stored as it is, but the cross-entropy still adds m_t back"),
+    Bug("padded_columns_in_the_tile_statistics", "step",
+        ((EPILOGUE_MASK, "    z = acc\n", 1),),
+        reasons=(("padded column",),),
+        misleading=NOT_ATOMICS,
+        notes="the columns past V hold the product's 0 (w's rows past V arrive as zeros): each adds exp(0 − m) "
+              "to the last tile's sum, and 0 may become its max"),
+    Bug("target_compared_with_the_tile_local_column", "step",
+        (("    hit = cols[None, :] == target[:, None]\n",
+          "    hit = tl.arange(0, BLOCK_N)[None, :] == target[:, None]\n", 1),),
+        reasons=(("loss max difference",),),
+        misleading=NOT_ATOMICS,
+        notes="the target's column looked for at the tile-local index: every tile adds its own column `target` "
+              "(where target < BLOCK_N), none holds a larger target; only the loss is wrong"),
+    Bug("target_logit_after_the_shift", "step",
+        ((TARGET_SUM, TARGET_SUM.replace("acc, 0.0", "shifted, 0.0"), 1),),
+        reasons=(("after the shift",),),
+        misleading=NOT_ATOMICS,
+        notes="the target's logit read from z − m_t: the loss is off by m_t per row; dx and dW stay right"),
     Bug("dw_overwritten_per_chunk", "step",
         ((ADD, "        acc = acc * 1.0\n", 1),),
         reasons=(("last chunk's share alone",),),
         misleading=NOT_ATOMICS,
         notes="each chunk stores its share of dW over the previous ones: right while N fits one chunk"),
-    Bug("product_loop_covers_one_block", "step",
-        ((LOOP, "    for start in range(0, BLOCK_K, BLOCK_K):\n", 1),),
-        reasons=(("dx",), ("dw",)),
+    Bug("minus_one_after_rounding_to_bf16", "step",
+        ((GRAD, "        grad = tl.where(cols == target, p.to(z_ptr.dtype.element_ty).to(tl.float32) - 1.0, p) * scale\n",
+          1),),
+        reasons=(("bf16 confident rows",), ("before the − 1",)),
         misleading=NOT_ATOMICS,
-        notes="the sum over K stops after its first block: every product whose K exceeds BLOCK_K is short"),
-    Bug("a_loaded_without_k_mask", "step",
-        ((A_LOAD, A_LOAD.replace("mask=(rows[:, None] < M) & (ks[None, :] < K)", "mask=rows[:, None] < M"), 1),),
-        reasons=(("out of bounds", "out-of-bounds"),),
-        misleading=("atomic",), gpu_by_chance=True,
-        notes="the lanes past K read the next row (or a few elements past the tensor) and meet b's masked 0: "
-              "right unless what lies past x is NaN or Inf (0 · NaN = NaN), which depends on the GPU's "
-              "allocations (NaN seen on an H100); the sanitizer sees the read every time"),
-    Bug("b_strides_swapped", "step",
-        ((B_ADDR, "b_ptr + ks[:, None] * stride_bn + cols[None, :] * stride_bk", 1),),
-        reasons=(("loss",), ("dx",)),
+        notes="puzzle 27's lesson: p_target = 1 − 1e-4 rounds to 1.0 in bf16 and the target's gradient to 0; "
+              "in fp32 the cast changes nothing, so only the bf16 confident case fails"),
+    Bug("ignored_rows_not_zeroed", "step",
+        ((SCALE, "    scale = tl.load(dloss_ptr) / n\n", 1),),
+        reasons=(("ignored rows",),),
         misleading=NOT_ATOMICS,
-        notes="b read as its own transpose: wᵀ becomes w's memory read row-major, a different matrix"),
-    Bug("padded_vocabulary_lanes_load_zero", "step",
-        ((PASS1_LOAD, PASS1_LOAD.replace('other=-float("inf")', "other=0.0"), 1),),
-        reasons=(("padded lane",),),
-        misleading=NOT_ATOMICS),
+        notes="an ignored row's gradient row keeps softmax · dloss / n; its loss share is still 0"),
+    Bug("transposed_operand_coordinates_swapped", "step",
+        ((A_T_LOAD, "            a = a_desc.load([tile_m * BLOCK_M, start]).T\n", 1),),
+        reasons=(("dw",),),
+        misleading=NOT_ATOMICS,
+        notes="gᵀ's block at (m, k) is g's [BLOCK_K, BLOCK_M] block at (k, m): loaded at (m, k), it is "
+              "another part of g (or the zeros past its edge)"),
+    Bug("partials_not_rescaled", "step",
+        ((LSE, "    lse = m_row + tl.log(tl.sum(s_t, axis=0))\n", 1),),
+        reasons=(("bring it to the row's max",),),
+        misleading=NOT_ATOMICS,
+        notes="each tile's s_t is relative to its own max: right only where every tile's max is the row's"),
     Bug("mean_over_all_rows", "step",
         ((COUNT, "tl.sum((rows < M).to(tl.int32), axis=0)", 1),),
         reasons=(("mean over all N rows",), ("ignored rows",)),
         misleading=NOT_ATOMICS),
-    Bug("no_upstream_gradient", "step",
-        ((SCALE, "    scale = tl.where(valid, 1.0 / n, 0.0)\n", 1),),
-        reasons=(("without the upstream dloss",),),
-        misleading=NOT_ATOMICS),
 ]
 
 ALTERNATIVES = [
+    Alternative("ce_gathers_each_columns_tile_max",
+                ((WALK, """    for first in range(0, TILES, TILES_PER_STEP):
+        cols = first * TILE_N + tl.arange(0, TILES_PER_STEP * TILE_N)
+        ok = cols < V
+        m = tl.load(tile_max_ptr + row * TILES + cols // TILE_N, mask=ok, other=0.0)
+        stored = tl.load(z_row + cols, mask=ok, other=0.0).to(tl.float32)
+""", 1), ("        p = tl.exp(stored + (m - lse)[:, None])\n", "        p = tl.exp(stored + (m - lse))\n", 1)),
+                notes="a 1-D walk: each column gathers its tile's max (cols // TILE_N), one load per column "
+                      "instead of one per tile"),
+    Alternative("ce_recomputes_lse_online",
+                (("    m_row = tl.max(m_t, axis=0)\n    lse = m_row + tl.log(tl.sum(s_t * tl.exp(m_t - m_row), axis=0))\n",
+                  """    z_row = z_ptr + row.to(tl.int64) * (TILES * TILE_N)
+    # lse again, from the stored logits: an online max and sum over the row (puzzle 11)
+    run_max = -float("inf")
+    run_sum = 0.0
+    for first in range(0, TILES, TILES_PER_STEP):
+        tiles = first + tl.arange(0, TILES_PER_STEP)
+        m = tl.load(tile_max_ptr + row * TILES + tiles, mask=tiles < TILES, other=0.0)
+        cols = tiles[:, None] * TILE_N + tl.arange(0, TILE_N)[None, :]
+        logit = tl.load(z_row + cols, mask=cols < V, other=-float("inf")).to(tl.float32) + m[:, None]
+        new_max = tl.maximum(run_max, tl.max(tl.max(logit, axis=1), axis=0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.sum(tl.exp(logit - new_max), axis=1), axis=0)
+        run_max = new_max
+    lse = run_max + tl.log(run_sum)
+""", 1),),
+                notes="a second pass over the row instead of the partial sums (more traffic, the same values "
+                      "within rounding): the tile maxima still undo the shift"),
     Alternative("dw_added_with_atomics",
                 ((ADD + "    tl.store(c_ptrs, acc, mask=mask)\n",
                   "        tl.atomic_add(c_ptrs, acc, mask=mask)\n    else:\n        tl.store(c_ptrs, acc, mask=mask)\n", 1),),
                 notes="puzzle 19's atomics: right, but the order of the adds may change from run to run"),
-    Alternative("pointers_advanced_along_k",
-                ((LOOP + "        ks = start + tl.arange(0, BLOCK_K)\n",
-                  "    ks = tl.arange(0, BLOCK_K)\n    for start in range(0, K, BLOCK_K):\n", 1),
-                 ("        acc += tl.dot(a.to(b.dtype), b)\n",
-                  "        acc += tl.dot(a.to(b.dtype), b)\n        ks += BLOCK_K\n", 1)),
-                notes="the k offsets carried from one step to the next instead of recomputed"),
+    Alternative("tiles_in_row_major_order",
+                (("    tile_m = first_m + (pid % per_group) % group_m\n    tile_n = (pid % per_group) // group_m\n"
+                  "    return tile_m, tile_n\n", "    return pid // tiles_n, pid % tiles_n\n", 1),),
+                notes="no grouping: slower on a GPU (less reuse in L2), the same values"),
 ]
