@@ -184,8 +184,21 @@ EQUIVALENT: dict[str, dict[str, str]] = {
                                               "in dgamma; dx and z are stored masked",
     },
     "p28": {
-        "fill.other:chunk_matmul_kernel:0aa53a39:0": ZERO_PARTNER,
-        "fill.other:chunk_matmul_kernel:eefb451a:0": ZERO_PARTNER,
+        "fill.start:chunk_logits_kernel:ba61d0d7:0": "every real logit of the tile is 1 more (its columns past V still "
+                                                     "become -inf): a row's softmax, its loss lse − z_target and the "
+                                                     "stored z − m_t do not change when all its logits move together",
+        "fill.other:chunk_logits_kernel:a7441054:0": MASKED_OUT,
+        "mask.keep_one:chunk_logits_kernel:dfbe5afb:0": "without col_ok the store also writes the columns past V, which "
+                                                        "lie in each row's padding of z to whole tiles: the "
+                                                        "cross-entropy masks them off and the products' descriptors end "
+                                                        "at V, so nothing reads them",
+        "fill.other:chunk_ce_kernel:6f623683:0": "a padded tile's s_t is multiplied by exp(m_t − M), and its m_t loads "
+                                                 "-inf: exp(-inf) = 0 whatever s_t holds",
+        "fill.other:chunk_ce_kernel:43a5875f:0": MASKED_OUT,
+        "fill.other:chunk_ce_kernel:d3ccd747:0": MASKED_OUT,
+        "precision.cast:chunk_count_kernel:e602c088:0": "the int32 count is stored into n_valid's fp32 slot: the store "
+                                                        "converts it as the cast does (exactly, below 2**24 rows)",
+        "precision.cast:chunk_ce_kernel:03b49769:0": PROMOTED,
     },
     "p29": {
         "fill.other:rope_fwd_kernel:f6dfb8c9:0": MASKED_OUT,

@@ -64,11 +64,11 @@ def chunk_count_kernel(target_ptr, n_valid_ptr, M, ignore_index, BLOCK_M: tl.con
 def chunk_logits_kernel(x_desc, w_desc, target_ptr, z_ptr, tile_max_ptr, tile_sum_ptr, tile_target_ptr,
                         C, V, H, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                         GROUP_M: tl.constexpr):
-    """A [BLOCK_M, BLOCK_N] tile of the chunk's logits z = x_c wᵀ ([C, H] x [H, V]), and in its
-    epilogue, from the fp32 tile, per row: the tile's max m and sum of exp(z − m) over its real
-    columns, and its share of the target's logit (z[target] if the tile holds column target, else 0)
-    (tile_max, tile_sum, tile_target: [C, TILES], column tile_n); z − m stored in z_ptr's dtype
-    (z: [C, TILES, BLOCK_N]).
+    """A [BLOCK_M, BLOCK_N] tile of the chunk's logits z = x_c wᵀ ([C, H] x [H, V]), and its epilogue,
+    from the fp32 tile, per row: the tile's max m, the sum of exp(z − m) over its real columns and its
+    share of the target's logit (z[target] if the tile holds column target, else 0) into tile_max,
+    tile_sum and tile_target ([C, TILES], column tile_n); then z − m into z ([C, TILES, BLOCK_N], in
+    its own dtype).
     x_desc: [BLOCK_M, BLOCK_K] blocks of x_c; w_desc: [BLOCK_N, BLOCK_K] blocks of w, transposed
     after the load. Grid: (cdiv(C, BLOCK_M) * cdiv(V, BLOCK_N),)."""
     tiles_n = tl.cdiv(V, BLOCK_N)

@@ -58,6 +58,12 @@ BUGS = [
         reasons=(("last chunk's share alone",),),
         misleading=NOT_ATOMICS,
         notes="each chunk stores its share of dW over the previous ones: right while N fits one chunk"),
+    Bug("dw_added_from_the_first_chunk", "step",
+        (("    if ACCUMULATE:\n", "    if True:\n", 1),),
+        reasons=(("where nothing had been written",), ("dw",)),
+        misleading=NOT_ATOMICS,
+        notes="the product adds to what c holds whatever ACCUMULATE says: dw is not zeroed (the checker hands it "
+              "over as NaN, as a GPU's torch.empty holds garbage), and dx, never added to, is NaN too"),
     Bug("minus_one_after_rounding_to_bf16", "step",
         ((GRAD, "        grad = tl.where(cols == target, p.to(z_ptr.dtype.element_ty).to(tl.float32) - 1.0, p) * scale\n",
           1),),

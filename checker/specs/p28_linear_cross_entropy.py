@@ -16,9 +16,10 @@ BIG = dict(TILE_M=128, TILE_N=256, TILE_K=64, GROUP_M=8, NUM_WARPS=8, NUM_STAGES
 MID = dict(TILE_M=64, TILE_N=64, TILE_K=32, GROUP_M=8, NUM_WARPS=4, NUM_STAGES=3, TILES_PER_STEP=16)
 # dw sums N shares g_r x_r, each with g rounded to bf16 for the tensor cores (2**-9, as PyTorch's bf16
 # matmul rounds its bf16 gradient): a bf16 product's error, not an fp32 sum's. On the H100 the earlier
-# fp32-logits solution's dW used 70 % and, in a later run, 76 % of the default bf16 tolerance (bf16
-# ignored rows, V = 32000: 1024 shares): half of the tolerance is the solution's share, hence twice
-# the default. fp32: one chunk's share stored, the others added, as an accumulated output's sum is
+# fp32-logits solution (g rounded to bf16 as it met x at the tensor cores, as this one's is when it is
+# stored) used 70 % and, in a later run, 76 % of the default bf16 tolerance for dW (bf16 ignored rows,
+# V = 32000: 1024 shares): half of the tolerance is the solution's share, hence twice the default.
+# dw is a plain fp32 output (the checker's NaN until the first chunk stores it): fp32's default there
 BF16_DW = {"bfloat16": Tolerance(atol=2 * TOLERANCES["bfloat16"].atol, rtol=2 * TOLERANCES["bfloat16"].rtol,
                                  per_condition=TOLERANCES["bfloat16"].per_condition),
            "float32": TOLERANCES["float32"]}
@@ -87,7 +88,7 @@ def fused(x, w, target, dloss, **bug):
     return {"loss": found["loss"], "dx": g @ w, "dw": g.T @ x}
 
 
-def tile_max(logits, TILE_N: int):
+def tile_maxima(logits, TILE_N: int):
     """Each logit's column tile's row max, the shape of the logits (m_t of the page, per column)."""
     import torch
     return torch.cat([block.max(1, keepdim=True).values.expand_as(block) for block in logits.split(TILE_N, dim=1)],
@@ -125,7 +126,7 @@ def from_p(x, w, target, dloss, p):
 def shifted_step(x, w, target, dloss, TILE_N):
     """The page's one pass: p = exp(stored + m_t − lse), stored = z − m_t, lse from the partials."""
     logits = x @ w.T
-    m = tile_max(logits, TILE_N)
+    m = tile_maxima(logits, TILE_N)
     return from_p(x, w, target, dloss, ((logits - m) + m - lse_of_partials(logits, TILE_N)[:, None]).exp())
 
 
@@ -134,7 +135,7 @@ def shift_misplaced(x, w, target, dloss, TILE_N, sign: float):
     cross-entropy does not add m_t back) or added to logits stored unshifted (sign +1)."""
     logits = x @ w.T
     lse = logits.logsumexp(1, keepdim=True)
-    p_bug = (logits + sign * tile_max(logits, TILE_N) - lse).exp()
+    p_bug = (logits + sign * tile_maxima(logits, TILE_N) - lse).exp()
     return from_p(x, w, target, dloss, telling(p_bug, (logits - lse).exp()))
 
 
@@ -155,7 +156,7 @@ def target_logit_shifted(x, w, target, dloss, TILE_N):
     logits = x @ w.T
     valid = target != IGNORE
     safe = torch.where(valid, target, 0).long()[:, None]
-    shift = tile_max(logits, TILE_N).gather(1, safe)[:, 0]
+    shift = tile_maxima(logits, TILE_N).gather(1, safe)[:, 0]
     right = fused(x, w, target, dloss)
     return {**right, "loss": right["loss"] + torch.where(valid, shift, 0.0).sum() / valid.sum()}
 
