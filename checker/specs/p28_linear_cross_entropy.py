@@ -95,12 +95,18 @@ def tile_maxima(logits, TILE_N: int):
                      dim=1)
 
 
+def tile_partials(logits, TILE_N: int):
+    """Each row's column-tile partials, [rows, TILES] each: the tile's max m_t and s_t = Σ exp(z − m_t)."""
+    import torch
+    blocks = logits.split(TILE_N, dim=1)
+    m = torch.stack([block.max(1).values for block in blocks], dim=1)
+    s = torch.stack([(block - block.max(1, keepdim=True).values).exp().sum(1) for block in blocks], dim=1)
+    return m, s
+
+
 def lse_of_partials(logits, TILE_N: int):
     """lse = M + log Σ_t s_t exp(m_t − M), from each column tile's max m_t and s_t = Σ exp(z − m_t)."""
-    import torch
-    m = torch.stack([block.max(1).values for block in logits.split(TILE_N, dim=1)], dim=1)
-    s = torch.stack([(block - block.max(1, keepdim=True).values).exp().sum(1) for block in logits.split(TILE_N, dim=1)],
-                    dim=1)
+    m, s = tile_partials(logits, TILE_N)
     top = m.max(1).values
     return top + (s * (m - top[:, None]).exp()).sum(1).log()
 
@@ -141,12 +147,9 @@ def shift_misplaced(x, w, target, dloss, TILE_N, sign: float):
 
 def partials_not_rescaled(x, w, target, dloss, TILE_N):
     """lse = M + log Σ_t s_t: each tile's sum left relative to its own max m_t, not brought to M."""
-    import torch
     logits = x @ w.T
-    blocks = logits.split(TILE_N, dim=1)
-    top = logits.max(1).values
-    s = torch.stack([(b - b.max(1, keepdim=True).values).exp().sum(1) for b in blocks], dim=1).sum(1)
-    return fused(x, w, target, dloss, lse=top + s.log())
+    _, s = tile_partials(logits, TILE_N)
+    return fused(x, w, target, dloss, lse=logits.max(1).values + s.sum(1).log())
 
 
 def target_logit_shifted(x, w, target, dloss, TILE_N):
