@@ -84,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
     parser.add_argument("--bench", action="store_true",
                         help="GPU: after the check passes, time the kernels next to PyTorch and torch.compile")
+    parser.add_argument("--profile", action="store_true",
+                        help="with --bench: also list the kernels of one run, yours next to torch.compile's, each "
+                             "with its time (torch.profiler)")
     parser.add_argument("--reset", action="store_true",
                         help="back up the notebook next to itself, then restore its original stubs")
     parser.add_argument("--no-server", action="store_true",
@@ -307,12 +310,13 @@ def _main(argv: list[str] | None = None) -> int:
     except NotebookError as err:
         print(err, file=sys.stderr)
         return EXIT_USAGE
-    if args.bench:
+    if args.bench or args.profile:
         from dataclasses import asdict
 
         from checker.session import run_bench
         status, rows = run_bench(puzzle, source, timeout=args.timeout,
-                                 write=(lambda line: print(line, file=sys.stderr)) if args.json else print)
+                                 write=(lambda line: print(line, file=sys.stderr)) if args.json else print,
+                                 profile=args.profile)
         if args.json:
             import time
             print(json.dumps({"puzzle": puzzle.key, "date": time.strftime("%Y-%m-%d"),

@@ -183,20 +183,24 @@ class BenchDecl:
     liger: Callable[..., Callable[[], Any]] | None = None
     extra: Mapping[str, Callable[..., Callable[[], Any]]] = field(default_factory=dict)
     memory: bool = False
+    floors: Mapping[str, Callable[..., Callable[[], Any]]] = field(default_factory=dict)
 
 
 def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float],
           torch: Callable[..., Callable[[], Any]], flops: Callable[..., float] | None = None,
           liger: Callable[..., Callable[[], Any]] | None = None, memory: bool = False,
-          extra: Mapping[str, Callable[..., Callable[[], Any]]] | None = None) -> BenchDecl:
+          extra: Mapping[str, Callable[..., Callable[[], Any]]] | None = None,
+          floors: Mapping[str, Callable[..., Callable[[], Any]]] | None = None) -> BenchDecl:
     """What --bench times (GPU only): a part at these sizes, next to `torch` doing the same work.
     torch receives, besides inputs and sizes by name, `wrap`: it passes its forward computation
     through it (torch.compile for the compiled column), so that compile compiles the same work.
     liger: the same work with Liger-Kernel's kernel, where Liger has one (optional at run time).
     memory: also report each column's scratch memory, the peak it allocates beyond its inputs and
     what it returns (a fused kernel's point may be the memory it does not use).
-    extra: more baselines by column name, each by name -> the work (eager), e.g. {"flash": ...}."""
-    return BenchDecl(part, tuple(cases), traffic, torch, flops, liger, dict(extra or {}), memory)
+    extra: more baselines by column name, each by name -> the work (eager), e.g. {"flash": ...}.
+    floors: columns like extra's that do only part of the work, the part a design cannot go under
+    (its products by cuBLAS, say): shown, never counted as the best time that is not yours."""
+    return BenchDecl(part, tuple(cases), traffic, torch, flops, liger, dict(extra or {}), memory, dict(floors or {}))
 
 
 @dataclass(frozen=True)
@@ -667,7 +671,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                       liger=(lambda i, c: call_by_name(bench.liger, names(i, c))) if bench.liger else None,
                       memory=bench.memory,
                       extra={name: (lambda fn: lambda i, c: call_by_name(fn, names(i, c)))(fn)
-                             for name, fn in bench.extra.items()})
+                             for name, fn in {**bench.extra, **bench.floors}.items()},
+                      floors=tuple(bench.floors))
     result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts), bench=timed,
                     cases=lambda: list(declared.cases), make_inputs=declared.make_inputs,
                     reference=declared.reference, tolerance=declared.tolerance,

@@ -39,6 +39,7 @@ class Request:
     sanitize: bool = True
     only_documented: bool = False
     bench: bool = False          # time the puzzle's benchmark sizes instead of checking (GPU)
+    profile: bool = False        # with bench: also each kernel's time in one run (kernel_times)
     shard: int = 0               # this worker runs cases shard, shard + shards, ... (see session.sharded)
     shards: int = 1
     threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
@@ -47,7 +48,7 @@ class Request:
     def to_json(self) -> str:
         return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
                            "backend": self.backend, "seed": self.seed, "sanitize": self.sanitize,
-                           "only_documented": self.only_documented, "bench": self.bench,
+                           "only_documented": self.only_documented, "bench": self.bench, "profile": self.profile,
                            "shard": self.shard, "shards": self.shards, "threads": self.threads,
                            "first_failure": self.first_failure})
 

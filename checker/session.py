@@ -186,9 +186,10 @@ def _background(request: Request, stop: threading.Event | None = None) -> Iterat
 
 
 def run_bench(puzzle: Puzzle, source: KernelSource, *, timeout: float = DEFAULT_TIMEOUT,
-              write: Callable[[str], None] = print) -> tuple[int, list]:
-    """--bench: check the benchmarked part on the GPU, then time it at the puzzle's benchmark sizes.
-    Returns (exit status, rows): 2 without a GPU or a benchmark, 1 if the kernels are wrong."""
+              write: Callable[[str], None] = print, profile: bool = False) -> tuple[int, list]:
+    """--bench: check the benchmarked part on the GPU, then time it at the puzzle's benchmark sizes
+    (profile: and list each kernel's time in one run, kernel_times). Returns (exit status, rows):
+    2 without a GPU or a benchmark, 1 if the kernels are wrong."""
     from checker.speed import BenchRow, table
     if puzzle.bench is None:
         write(f"{puzzle.key} has no benchmark (--bench is for the puzzles about speed)")
@@ -201,7 +202,8 @@ def run_bench(puzzle: Puzzle, source: KernelSource, *, timeout: float = DEFAULT_
         write("Not benchmarked: the kernels must pass the check first (a fast wrong kernel is not fast).")
         return 1, []
     rows, device = [], "GPU"
-    request = Request(puzzle.key, [puzzle.bench.part], source, "gpu", max(timeout, 300.0), bench=True)
+    request = Request(puzzle.key, [puzzle.bench.part], source, "gpu", max(timeout, 300.0), bench=True,
+                      profile=profile)
     for event in run_backend(request):
         if event["type"] == "hello":
             device = event["device"]

@@ -129,6 +129,7 @@ class Bench:
     # PyTorch's attention with one backend forced next to the backend PyTorch picks
     extra: Mapping[str, Callable[[dict, Case], Callable[[], Any]]] = field(default_factory=dict)
     memory: bool = False                              # also report each column's scratch memory (speed.scratch_bytes)
+    floors: tuple[str, ...] = ()                      # extra columns doing only part of the work: never the best other
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,10 @@ class BenchRow:
     scratch_mib: dict[str, float] | None = None  # per column, where the spec asks (scratch_bytes)
     extra_ms: dict[str, float] = field(default_factory=dict)  # the spec's further baselines, by column name
     liger_status: str = ""         # "kernel", "not installed", or "no kernel" (the spec names none)
+    # --profile: per column ("yours", "compile"), the kernels of one run: [name, µs, launches] (kernel_times)
+    kernels: dict[str, list[list]] | None = None
+    floors: list[str] = field(default_factory=list)  # extra_ms columns that do only part of the work
+
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
@@ -65,7 +69,8 @@ class BenchRow:
         return self.ms if name == "yours" else {**self.others()}.get(name)
 
     def best_other(self) -> str:
-        others = self.others()
+        """The fastest column that is not yours and does the whole work (a floor does only part)."""
+        others = {name: ms for name, ms in self.others().items() if name not in self.floors}
         return min(others, key=others.get) if others else ""
 
     def gbps(self, ms: float | None) -> float | None:
@@ -143,7 +148,7 @@ def compiled_work(make: Callable[[Callable], Callable[[], Any]]) -> tuple[Callab
     return work, "compiled" if not breaks else f"compiled with {breaks} graph break{'s' if breaks > 1 else ''}"
 
 
-def time_case(puzzle, kernels, case) -> BenchRow:
+def time_case(puzzle, kernels, case, profile: bool = False) -> BenchRow:
     """The worker's side: time the learner's part, PyTorch eager and torch.compile on one size.
 
     All of it runs on a side stream: autograd runs a backward on the stream its forward ran on, and
@@ -154,10 +159,10 @@ def time_case(puzzle, kernels, case) -> BenchRow:
 
     from checker.declare import timing
     with torch.cuda.stream(torch.cuda.Stream()), timing():
-        return _time_case(puzzle, kernels, case)
+        return _time_case(puzzle, kernels, case, profile)
 
 
-def _time_case(puzzle, kernels, case) -> BenchRow:
+def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
     import torch
     bench = puzzle.bench
     part = puzzle.part(bench.part)
@@ -189,12 +194,17 @@ def _time_case(puzzle, kernels, case) -> BenchRow:
     ms: list[float | None] = [None] * len(plain)
     for i, column in zip(timed, zip(*rounds)):
         ms[i] = statistics.median(column)
+    found = None
+    if profile:  # after the timing, which the profiler must not disturb
+        from checker.kernel_times import kernel_times
+        found = {name: kernel_times(chosen[i]) for name, i in (("yours", 0), ("compile", 2)) if chosen[i] is not None}
     import triton
     return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1], ms[2], traffic / 1e9,
                     None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
                     torch.__version__, triton.__version__, scratch,
-                    {name: t for name, t in zip(extra, ms[4:]) if t is not None}, liger_status)
+                    {name: t for name, t in zip(extra, ms[4:]) if t is not None}, liger_status, found,
+                    [name for name in extra if name in bench.floors])
 
 
 def _liger(bench, inputs, case) -> tuple[Callable[[], Any] | None, str]:
@@ -257,6 +267,9 @@ def header(rows: list[BenchRow], device: str) -> list[str]:
              "torch.compile: " + ("; ".join(statuses) if statuses else "not measured") + ". "
              + _liger_words(rows)
              + " * marks the best time that is not yours; copy = the device's copy bandwidth, same run."]
+    floors = list(dict.fromkeys(name for r in rows for name in r.floors))
+    if floors:
+        lines.append(", ".join(floors) + ": part of the work only (a floor under a design), never the best other.")
     return lines
 
 
@@ -283,12 +296,29 @@ def memory_lines(rows: list[BenchRow]) -> list[str]:
     return lines
 
 
+def against_liger(rows: list[BenchRow]) -> str:
+    """For a memory-bound page: per size, yours and Liger-Kernel's fraction of the copy bandwidth and
+    which is faster (two kernels at the memory's limit can differ by less than the clock's drift)."""
+    timed = [r for r in rows if r.liger_ms]
+    faster = [r for r in timed if r.ms < r.liger_ms]
+    each = "; ".join(f"{r.dims}: {r.ms:.4f} ms against {r.liger_ms:.4f} ms, "
+                     f"{r.gbps(r.ms) / r.copy_gbps:.3f} and {r.gbps(r.liger_ms) / r.copy_gbps:.3f} of the copy bandwidth"
+                     for r in timed)
+    return f"Faster than Liger-Kernel's kernel at {len(faster)} of {len(timed)} sizes ({each})."
+
+
 def table(rows: list[BenchRow], device: str) -> list[str]:
     """The printed table: per size, time and throughput of yours and of each baseline."""
     unit, head, cells = _cells(rows)
     widths = [28] + [10, 8] * (len(head) // 2 - 1) + [9, 18]
     fmt = lambda row: " ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
-    return header(rows, device) + [fmt(head)] + [fmt(row) for row in cells] + memory_lines(rows)
+    return header(rows, device) + [fmt(head)] + [fmt(row) for row in cells] + memory_lines(rows) + kernel_lines(rows)
+
+
+def kernel_lines(rows: list[BenchRow]) -> list[str]:
+    """--profile: per size, the kernels of one run, yours next to torch.compile's."""
+    from checker.kernel_times import lines
+    return [line for r in rows if r.kernels for line in [""] + lines(r.dims, r.kernels)]
 
 
 def markdown_table(rows: list[BenchRow]) -> str:

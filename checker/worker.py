@@ -146,7 +146,7 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         for case in puzzle.bench.cases():
             channel.send("case_start", part=puzzle.bench.part, case=case.name, time=time.time())
             channel.send("launch", part=puzzle.bench.part, case=case.name)
-            channel.send("bench_result", **asdict(time_case(puzzle, kernels, case)))
+            channel.send("bench_result", **asdict(time_case(puzzle, kernels, case, request.get("profile", False))))
         return
 
     device = "cuda" if backend == "gpu" else "cpu"

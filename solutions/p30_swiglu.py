@@ -6,9 +6,10 @@ Shapes (contiguous, one dtype: float32, or bfloat16 as in training):
     da = dh * b * s * (1 + a * (1 - s))       (silu'(a), recomputed from a in fp32)
     db = dh * silu(a)
 
-The checker launches one program per block of BLOCK elements of the flattened [M, N] tensors:
-    swiglu_fwd_kernel[(triton.cdiv(M * N, BLOCK),)](a, b, h, M * N, BLOCK=BLOCK)
-    swiglu_bwd_kernel[(triton.cdiv(M * N, BLOCK),)](a, b, dh, da, db, M * N, BLOCK=BLOCK)
+The checker launches one program per block of BLOCK elements of the flattened [M, N] tensors
+(num_warps=4; the benchmark: BLOCK = 2048, 16 warps):
+    swiglu_fwd_kernel[(triton.cdiv(M * N, BLOCK),)](a, b, h, M * N, BLOCK=BLOCK, num_warps=...)
+    swiglu_bwd_kernel[(triton.cdiv(M * N, BLOCK),)](a, b, dh, da, db, M * N, BLOCK=BLOCK, num_warps=...)
 The MLP's products (x W_gateᵀ, dh = dy W_down, dx = da W_gate + db W_up, ...) are matmuls of the
 kind puzzles 15 and 16 wrote; the check's launch does them with PyTorch, around these two kernels.
 """

@@ -1,6 +1,6 @@
 """The benchmark's table (no GPU needed): every column is what its header says, the best time that
 is not the learner's is marked, and the header says what was measured and how."""
-from checker.speed import BenchRow, markdown_table, table
+from checker.speed import BenchRow, against_liger, markdown_table, table
 
 
 def row(**kw) -> BenchRow:
@@ -72,3 +72,18 @@ def test_scratch_is_poisoned_in_a_check_and_plain_while_timed(monkeypatch):
         scratch(3, like=like)
     scratch(5, like=like)  # poisoned again after the block
     assert filled == [torch.Size([8]), torch.Size([5])]
+
+
+def test_a_floor_column_is_shown_but_never_the_best_other():
+    """A column doing only part of the work (a design's products by cuBLAS) is no competitor: faster
+    than everything else, it still is not marked, nor compared with yours."""
+    lines = table([row(extra_ms={"products": 0.01}, floors=["products"])], "H100")
+    assert "products ms" in lines[-2] and "0.010" in lines[-1] and "0.010*" not in lines[-1]
+    assert "0.050*" in lines[-1] and "1.25x" in lines[-1]
+    assert any(line.startswith("products: part of the work only") for line in lines)
+
+
+def test_against_liger_counts_the_sizes_where_yours_is_faster():
+    words = against_liger([row(ms=0.04, liger_ms=0.05), row(dims="M=8, H=8", ms=0.06, liger_ms=0.05)])
+    assert words.startswith("Faster than Liger-Kernel's kernel at 1 of 2 sizes")
+    assert "M=8, H=8: 0.0600 ms against 0.0500 ms, 0.417 and 0.500 of the copy bandwidth" in words

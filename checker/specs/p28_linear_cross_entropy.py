@@ -262,6 +262,25 @@ def liger_step(x, w, target, dloss):
                                        leaves, dloss.reshape(()))
 
 
+def cublas_chunk_products(x, w, CHUNK):
+    """The chunked step's three products alone, by cuBLAS at one chunk's shapes: per CHUNK rows, the
+    logits x_c Wᵀ; then, with those logits standing in for their gradient g, dx_c = g W and
+    dW = dW + gᵀ x_c in fp32 (the first chunk only stores). No loss at all: what this chunking's
+    products cost with the vendor's matmuls, the floor under any kernel that chunks this way."""
+    import torch
+
+    def run():
+        dw = None
+        for start in range(0, x.shape[0], CHUNK):
+            xc = x[start:start + CHUNK]
+            g = xc @ w.T
+            g @ w
+            dw = (torch.mm(g.T, xc, out_dtype=torch.float32) if dw is None
+                  else torch.addmm(dw, g.T, xc, out_dtype=torch.float32))
+        return dw
+    return run
+
+
 def only(names: tuple, compute):
     """A variant's outputs restricted to those its bug changes (the others it would predict right)."""
     def restricted(**values):
@@ -382,5 +401,6 @@ PUZZLE = puzzle(
                 # the three products' flops; the traffic they cannot avoid: x, W, dx, dW once each
                 flops=lambda N, H, V: 6 * N * H * V,
                 traffic=lambda x, N, H, V: x.element_size() * (2 * N * H + V * H) + 4 * V * H,
-                torch=torch_step, liger=liger_step, memory=True),
+                torch=torch_step, liger=liger_step, memory=True,
+                floors={"chunk products (cuBLAS)": cublas_chunk_products}),
 )
