@@ -14,8 +14,9 @@ column that ran eager under another name cannot pass for a compiled one.
 Each is captured once in a CUDA graph and the graph's replay is timed (triton's do_bench: the L2
 cache flushed before every run): the GPU's time, without Python's launch overhead (tens of
 microseconds per launch, more than a small kernel's whole run). Where one of them cannot be
-captured, all of that size fall back to plain launches, and the table says which. The three are
-timed in turn, ROUNDS times over, and each keeps the median of its rounds: a GPU's clock drifts as
+captured, all of that size fall back to plain launches, and the table says which. The columns (and
+the copy that measures the ceiling) are timed in turn, ROUNDS times over, and each keeps the median
+of its rounds: a GPU's clock drifts as
 it warms (on an H100, the same product took 5 % longer a minute later), and timing one after the
 other would hand that drift to whichever ran last.
 
@@ -103,15 +104,14 @@ def _as_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
         return None
 
 
-def copy_bandwidth(nbytes: float, graphs: bool = False) -> float:
-    """GB/s of a device-to-device copy of this many bytes (read + write counted)."""
+def copy_work(nbytes: float) -> tuple[Callable[[], Any], int]:
+    """A device-to-device copy that moves this many bytes (read + write counted), and the bytes it
+    moves: the ceiling a memory-bound kernel is compared with."""
     import torch
     n = max(1 << 20, int(nbytes // 2))
     src = torch.empty(n, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    copy = lambda: dst.copy_(src)  # noqa: E731
-    ms = _median_ms((_as_graph(copy) or copy) if graphs else copy)
-    return 2 * n / (ms / 1e3) / 1e9
+    return (lambda: dst.copy_(src)), 2 * n
 
 
 def scratch_bytes(fn: Callable[[], Any]) -> int:
@@ -181,7 +181,10 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
     extra = {name: make(inputs, case) for name, make in bench.extra.items()}
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
-    plain = [learner, eager, compiled, liger, *extra.values()]
+    copy, copied = copy_work(traffic)
+    # the copy is timed in the same rounds as the columns: a ceiling measured once, at another moment,
+    # would carry the clock's drift (see the module docstring) into every fraction of it
+    plain = [learner, eager, compiled, liger, *extra.values(), copy]
     scratch = None
     if bench.memory:  # plain runs, before the CUDA graphs take their own memory pools
         names = [name for name, _ in COLUMNS] + list(extra)
@@ -200,7 +203,7 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
         found = {name: kernel_times(chosen[i]) for name, i in (("yours", 0), ("compile", 2)) if chosen[i] is not None}
     import triton
     return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1], ms[2], traffic / 1e9,
-                    None if flops is None else flops / 1e12, copy_bandwidth(traffic, graphs),
+                    None if flops is None else flops / 1e12, copied / (ms[-1] / 1e3) / 1e9,
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
                     torch.__version__, triton.__version__, scratch,
                     {name: t for name, t in zip(extra, ms[4:]) if t is not None}, liger_status, found,
