@@ -55,40 +55,32 @@ def total_us(kernels: list[list]) -> float:
     return sum(us for _, us, _ in kernels)
 
 
+def side_by_side(columns: dict[str, list[list]]) -> list[list[list | None]]:
+    """Row i: each column's i-th kernel [name, µs, launches], or None where a column has fewer."""
+    return [[kernels[i] if i < len(kernels) else None for kernels in columns.values()]
+            for i in range(max(len(k) for k in columns.values()))]
+
+
 def lines(dims: str, columns: dict[str, list[list]]) -> list[str]:
     """The columns' kernels side by side, in launch order, for the terminal."""
-    names = list(columns)
     width = NAME_CHARS + 12
     out = [f"where one run's time goes, {dims} (torch.profiler on the CUDA-graph replays, µs per run):",
            "  " + " | ".join(f"{name}: {total_us(k):.1f} µs in {sum(n for *_, n in k)} launches".ljust(width)
                              for name, k in columns.items())]
-    for i in range(max(len(k) for k in columns.values())):
-        cells = []
-        for name in names:
-            kernels = columns[name]
-            if i < len(kernels):
-                kernel, us, count = kernels[i]
-                cells.append(f"{short(kernel):{NAME_CHARS}} {us:7.1f}{f' x{count}' if count > 1 else '':>4}")
-            else:
-                cells.append(" " * width)
+    for row in side_by_side(columns):
+        cells = ["" if entry is None else
+                 f"{short(entry[0]):{NAME_CHARS}} {entry[1]:7.1f}{f' x{entry[2]}' if entry[2] > 1 else '':>4}"
+                 for entry in row]
         out.append("  " + " | ".join(c.ljust(width) for c in cells))
     return out
 
 
 def markdown(columns: dict[str, list[list]]) -> str:
     """The columns' kernels side by side as a Markdown table, for the book."""
-    names = list(columns)
-    head = [cell for name in names for cell in (f"{name}: kernel", "µs")]
-    body = []
-    for i in range(max(len(k) for k in columns.values())):
-        cells = []
-        for name in names:
-            kernels = columns[name]
-            if i < len(kernels):
-                kernel, us, count = kernels[i]
-                cells += [f"`{short(kernel)}`" + (f" ×{count}" if count > 1 else ""), f"{us:.1f}"]
-            else:
-                cells += ["", ""]
-        body.append(cells)
-    body.append([cell for name in names for cell in ("**all**", f"**{total_us(columns[name]):.1f}**")])
+    head = [cell for name in columns for cell in (f"{name}: kernel", "µs")]
+    body = [[cell for entry in row for cell in (
+        ("", "") if entry is None else
+        (f"`{short(entry[0])}`" + (f" ×{entry[2]}" if entry[2] > 1 else ""), f"{entry[1]:.1f}"))]
+        for row in side_by_side(columns)]
+    body.append([cell for name in columns for cell in ("**all**", f"**{total_us(columns[name]):.1f}**")])
     return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head)] + body)
