@@ -307,7 +307,10 @@ def against_liger(rows: list[BenchRow]) -> str:
     each = "; ".join(f"{r.dims}: {r.ms:.4f} ms against {r.liger_ms:.4f} ms, "
                      f"{r.gbps(r.ms) / r.copy_gbps:.3f} and {r.gbps(r.liger_ms) / r.copy_gbps:.3f} of the copy bandwidth"
                      for r in timed)
-    return f"Faster than Liger-Kernel's kernel at {len(faster)} of {len(timed)} sizes ({each})."
+    above = [r.dims for r in timed if r.gbps(r.ms) > r.copy_gbps]
+    caveat = (f" At {', '.join(above)} the copy of the same bytes, timed in the same rounds, was slower than "
+              "this kernel: there the copy is no ceiling." if above else "")
+    return f"Faster than Liger-Kernel's kernel at {len(faster)} of {len(timed)} sizes ({each}).{caveat}"
 
 
 def table(rows: list[BenchRow], device: str) -> list[str]:

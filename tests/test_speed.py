@@ -87,3 +87,9 @@ def test_against_liger_counts_the_sizes_where_yours_is_faster():
     words = against_liger([row(ms=0.04, liger_ms=0.05), row(dims="M=8, H=8", ms=0.06, liger_ms=0.05)])
     assert words.startswith("Faster than Liger-Kernel's kernel at 1 of 2 sizes")
     assert "M=8, H=8: 0.0600 ms against 0.0500 ms, 0.417 and 0.500 of the copy bandwidth" in words
+
+
+def test_against_liger_says_where_the_copy_was_no_ceiling():
+    words = against_liger([row(ms=0.02, liger_ms=0.05), row(dims="M=8, H=8")])
+    assert "At M=4096, H=1024 the copy of the same bytes, timed in the same rounds, was slower" in words
+    assert "M=8, H=8 the copy" not in words
