@@ -159,17 +159,21 @@ def test_bench_without_a_gpu_says_why_with_exit_status_2():
     run = checker("p22", "--solution", "--bench")
     assert run.returncode == 2 and "--bench needs a CUDA GPU" in run.stdout
     assert checker("p01", "--solution", "--bench").returncode == 2  # p01 has no benchmark
+    profiled = checker("p22", "--solution", "--profile")  # --profile is a benchmark's option: it asks for one
+    assert profiled.returncode == 2 and "--bench needs a CUDA GPU" in profiled.stdout
 
 
 @pytest.mark.gpu
 def test_bench_times_the_solution_next_to_pytorch():
     # p26: two sizes of fast kernels (34 s on an H100); p22's teaching kernels take minutes at its sizes
-    run = checker("p26", "--solution", "--bench")
+    run = checker("p26", "--solution", "--bench", "--profile")
     print(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Benchmark on" in run.stdout and "best other / yours" in run.stdout and "torch.compile: compiled" in run.stdout
     for case in registry.get("p26").bench.cases():  # one table row per benchmark size
         assert sum(line.startswith(case.dims) for line in run.stdout.splitlines()) >= 1, case.dims
+        assert f"where one run's time goes, {case.dims}" in run.stdout  # --profile: the kernels, yours and compile's
+    assert "ln_dx_kernel" in run.stdout
 
 
 def test_json_of_a_failing_check_keeps_every_detail(tmp_path):
