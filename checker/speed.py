@@ -16,9 +16,8 @@ cache flushed before every run): the GPU's time, without Python's launch overhea
 microseconds per launch, more than a small kernel's whole run). Where one of them cannot be
 captured, all of that size fall back to plain launches, and the table says which. The columns (and
 the copy that measures the ceiling) are timed in turn, ROUNDS times over, and each keeps the median
-of its rounds: a GPU's clock drifts as
-it warms (on an H100, the same product took 5 % longer a minute later), and timing one after the
-other would hand that drift to whichever ran last.
+of its rounds: a GPU's clock drifts as it warms (on an H100, the same product took 5 % longer a
+minute later), and timing one after the other would hand that drift to whichever ran last.
 
 The timing runs in the checker's worker process (worker.run_bench); this module holds what both
 sides share: the timing itself (worker side) and the table and chart (parent side).
@@ -58,7 +57,6 @@ class BenchRow:
     # --profile: per column ("yours", "compile"), the kernels of one run: [name, µs, launches] (kernel_times)
     kernels: dict[str, list[list]] | None = None
     floors: list[str] = field(default_factory=list)  # extra_ms columns that do only part of the work
-
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
