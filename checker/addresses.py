@@ -440,6 +440,34 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
     return None
 
 
+def _shifted_block_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray,
+                           steps: tuple[Optional[int], ...]) -> Optional[Finding]:
+    """The lanes the mask let through are as many as the rest of the row needs from the last multiple
+    of the block's width, but the block starts a little past that multiple (columns 32..39 of 40,
+    from a block that starts at 33; or a whole row of 16 from column 1): the mask counts right and
+    the start is off. A start that is meant (a window) fits a `<=` too, so it asks, offset first."""
+    if 1 not in steps or offsets.ndim == 0:
+        return None
+    axis = steps.index(1)
+    width = offsets.shape[axis]
+    lanes = np.broadcast_to(active, offsets.shape).any(axis=tuple(a for a in range(offsets.ndim) if a != axis))
+    extent = int(lanes.sum())
+    if extent == 0 or not lanes[:extent].all():
+        return None
+    rows_apart = layout.row_stride()
+    origin = int(offsets.flat[0])
+    start = origin % rows_apart if rows_apart else origin
+    off = start % width
+    aligned = start - off
+    if off == 0 or aligned + extent != layout.shape[-1]:
+        return None
+    return Finding(f"The block starts at index {start} of its row, {off} past a multiple of its {width} lanes, and "
+                   f"the mask lets {extent} lanes through: exactly indices {aligned}..{aligned + extent - 1}, the lanes "
+                   f"a block starting at {aligned} would need. Is the start off by {off} (the row's or the block's "
+                   f"offset, not the mask)? If that start is meant, the mask lets lanes through past the end: `<=` "
+                   f"where `<` belongs?", "", ("address", "mask"))
+
+
 def _in_order_stays_inside(layout: Layout, offsets: np.ndarray, active: np.ndarray) -> bool:
     """Would the same lanes, with the strides in order, stay inside the tensor? The block's origin
     read back as (column, row) is where it starts in order. Then the lanes outside come from the
@@ -615,6 +643,7 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
                or _coverage_finding(layout, offsets.shape, origins, grid, scalars, site)
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)
+               or _shifted_block_finding(layout, offsets, active, steps)
                or _hard_coded_bound(layout, offsets, active, steps, scalars)
                or _other_tensor_finding(layout, offsets, active, others or {})
                or _literal_width_finding(layout, offsets, scalars))

@@ -262,16 +262,19 @@ def _index_text(flat: int, shape: tuple) -> str:
     return str(list(reversed(index)))
 
 
-def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, condition: float) -> Hint:
+def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, condition: float,
+               unwritten: int = 0) -> Hint:
     """The right values at the wrong places: nearly every wrong element holds a value the
     reference has elsewhere. Only where the reference's values are distinct (random data), so that
-    a match cannot be chance; a constant shift of the flat index is named."""
+    a match cannot be chance; a constant shift of the flat index is named. unwritten: elements still
+    holding the checker's NaN fill, left out of the search (a shifted store leaves a few behind)."""
     flat_got, flat_ref = got.reshape(-1), ref.reshape(-1)
     n = flat_ref.numel()
-    if n < 8 or not bool(torch.isfinite(flat_got).all()):
+    written = ~torch.isnan(flat_got) if unwritten else torch.ones_like(flat_got, dtype=torch.bool)
+    if n < 8 or not bool(torch.isfinite(flat_got[written]).all()):
         return NO_HINT
     allowed = absolute_tolerance(tol, scale, condition) + tol.rtol * flat_ref.abs()
-    wrong = ((flat_got - flat_ref).abs() > allowed).nonzero().reshape(-1)
+    wrong = (((flat_got - flat_ref).abs() > allowed) & written).nonzero().reshape(-1)
     if wrong.numel() < 4:
         return NO_HINT
     order = torch.argsort(flat_ref)
@@ -295,9 +298,11 @@ def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Toleran
     if int((shifts == common).sum()) >= 0.9 * shifts.numel():
         k = int(common)
         side = "after" if k > 0 else "before"
+        left = (f" The {unwritten} element{'s' if unwritten > 1 else ''} never written {'are' if unwritten > 1 else 'is'} "
+                f"where nothing landed." if unwritten else "")
         return certain(f"the right values at the wrong places: {int(hit.sum())} of the {wrong.numel()} wrong elements "
                        f"hold the value of the element {abs(k)} place{'s' if abs(k) > 1 else ''} {side} them ({where}). "
-                       f"An offset is off by {abs(k)}: check the offsets of the loads and the store.", "address")
+                       f"An offset is off by {abs(k)}: check the offsets of the loads and the store.{left}", "address")
     return certain(f"the right values at the wrong places: {int(hit.sum())} of the {wrong.numel()} wrong elements hold "
                    f"values that belong elsewhere in this output ({where}). The addresses are off, not the "
                    f"arithmetic: check each offset, the strides, and which program id picks which block.", "address")
@@ -498,7 +503,8 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
-        return _unwritten_hint(got, comparison, case)
+        return (_moved_hint(got, ref, scale, tol, reference.condition, unwritten=comparison.n_unwritten)
+                or _unwritten_hint(got, comparison, case))
     if not comparison.n_nonfinite:
         hint = _layout_hint(got, ref, scale, tol, reference.condition)
         if hint:

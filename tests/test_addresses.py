@@ -367,3 +367,21 @@ def test_a_block_that_starts_exactly_one_past_the_end_asks_about_a_guard_first()
     finding = addresses.out_of_bounds(layout, lanes, np.ones(8, dtype=bool), site_of({(4, 0, 0): lanes}),
                                       (4, 0, 0), (5, 1, 1), {"M": 4, "H": 8}, in_loop=False)
     assert finding.cause == "" and finding.candidates == ("mask", "address", "loop") and "`<=`" in finding.text
+
+
+def test_a_block_one_column_late_whose_mask_counts_right_asks_about_the_offset_first():
+    """`g_row = g_ptr + row * V + 1` with `mask = cols < V`: the last row's last block (columns 32..39
+    of 40, blocks of 16) starts at 33 and its last lane is one past the end. The mask let exactly the 8
+    lanes through that columns 32..39 need: the offset is the likelier mistake, so it asks, offset first."""
+    layout = matrix(4, 40, "g_ptr")
+    cols = 32 + np.arange(16)
+    sizes = {"M": 4, "V": 40, "BLOCK_V": 16}
+    lanes = 3 * 40 + 1 + cols
+    finding = addresses.out_of_bounds(layout, lanes, cols < 40, site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1),
+                                      sizes, in_loop=True)
+    assert finding.cause == "" and finding.candidates == ("address", "mask") and "off by 1" in finding.text
+    # the block on its columns, with `<=` in the mask: one lane too many, the mask alone
+    lanes = 3 * 40 + cols
+    finding = addresses.out_of_bounds(layout, lanes, cols <= 40, site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1),
+                                      sizes, in_loop=True)
+    assert finding.cause == "mask" and "`<=`" in finding.text

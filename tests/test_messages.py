@@ -186,6 +186,25 @@ def test_nan_from_large_inputs_also_asks_about_a_loop_that_skips_part_of_the_row
     assert hint.candidates[0] == "stability" and "loop" in hint.candidates
 
 
+def test_values_stored_one_place_late_are_an_address_though_some_were_never_written():
+    """A store one element late: every written value is the one expected a place before it, and the
+    first element keeps the checker's NaN fill. The shift is the evidence, not the unwritten element."""
+    import types
+
+    import torch
+
+    from checker.compare import compare
+    from checker.diagnose import output_hint
+    from checker.spec import Output, Reference, Tolerance
+    tol = Tolerance(atol=1e-5, rtol=1e-5)
+    ref = torch.randn(4, 10, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    got = torch.full_like(ref, float("nan"))
+    got.view(-1)[1:] = ref.view(-1)[:-1]  # the last value went past the end
+    hint = output_hint(types.SimpleNamespace(patterns=[]), Output("y", "y", True), got, Reference({"y": ref}, {"y": 1.0}),
+                       tol, compare("y", got, ref, 1.0, tol, torch.isnan(got)))  # NaN: the checker's fill
+    assert hint.cause == "address" and "off by 1" in hint.text and "never written" in hint.text
+
+
 def test_a_constant_factor_also_asks_about_a_mask_or_row_offsets_that_leave_terms_out():
     import torch
 
