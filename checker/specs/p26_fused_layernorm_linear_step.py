@@ -146,6 +146,15 @@ def torch_step(x, gamma, beta, w, b, dy, wrap):
     return run
 
 
+def cublas_products(x, w, dy):
+    """The step's three products alone, by cuBLAS at the step's shapes and dtype (x standing in for z):
+    y = x Wᵀ, dz = dy W and dW = dyᵀ x. No LayerNorm, no sums: what the products cost with the
+    vendor's matmuls, the floor under any step built from these three products."""
+    def run():
+        return x @ w.T, dy @ w, dy.T @ x
+    return run
+
+
 PUZZLE = puzzle(
     26, "fused_layernorm_linear_step", "A fast LayerNorm + Linear training step",
     skill="LayerNorm folded into the matmul's epilogue (z never formed in the forward), three tl.dot products "
@@ -211,5 +220,6 @@ PUZZLE = puzzle(
     bench=bench("step", [case(M=8192, H=4096, N=4096, dtype="bfloat16", **BIG),
                          case(M=4096, H=2048, N=2048, dtype="bfloat16", **BIG)],
                 traffic=lambda x, w, M, N, H: x.element_size() * (4 * M * H + 2 * M * N + 2 * N * H),
-                flops=lambda M, N, H: 6 * M * N * H, torch=torch_step),
+                flops=lambda M, N, H: 6 * M * N * H, torch=torch_step,
+                floors={"three products (cuBLAS)": cublas_products}),
 )
