@@ -31,12 +31,15 @@ class Evidence:
     uses_atomics: the kernels' text calls tl.atomic_* (any backend). poison_read: outputs the kernels
     read while they still held the checker's NaN fill, with the line. sanitized: the sanitizer ran, so
     an access outside a tensor would have been stopped. input_peak: how large this case's inputs are
-    (NaN from inputs far from zero points at an overflow, not at a mask)."""
+    (NaN from inputs far from zero points at an overflow, not at a mask). unwritten: outputs of the
+    part with elements still holding the fill after the run, and how many (a kernel that reads one
+    of them spreads its NaN, with or without the sanitizer watching)."""
     kinds: dict[str, set[str]] | None = None
     uses_atomics: bool = False
     poison_read: dict[str, str] = field(default_factory=dict)
     sanitized: bool = False
     input_peak: float = 0.0    # the largest |value| among the case's floating-point inputs
+    unwritten: dict[str, int] = field(default_factory=dict)
 
     def atomics_on(self, name: str) -> bool | None:
         """Did the kernels add into this output with atomics? None if unknown."""
@@ -365,6 +368,14 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"offsets of the store (and of the read) right, does the store's mask let every lane "
                       f"through, does its loop cover every row? Or, if the read is meant to add to what is there, "
                       f"start from zero instead.", "address", "mask", "loop", "accumulate")
+    left = {other: n for other, n in evidence.unwritten.items() if other != name}
+    if left:
+        # a NaN that no arithmetic made sits in another output: whatever read it spread it here
+        other, count = next(iter(left.items()))
+        return asking(f"{elements} NaN or Inf, and `{other}`, another output of these kernels, has {count} element"
+                      f"{'s' if count > 1 else ''} that were never written (still the checker's NaN fill): a kernel "
+                      f"that reads `{other}` spreads that NaN here. Fix `{other}` first: do the store's offsets, its "
+                      f"mask and its loop reach every element?", "mask", "address", "loop")
     if not evidence.sanitized and evidence.kinds and "load" in evidence.kinds.get(name, set()):
         return asking(f"{elements} NaN or Inf, and the kernel loads this output: outputs start as garbage (the "
                       f"checker fills them with NaN), so a sum started from the output, or a load through the "

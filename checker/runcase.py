@@ -297,7 +297,12 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
                              unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
-            evidence = evidence or _evidence(part, outputs, source, before)
+            if evidence is None:
+                evidence = _evidence(part, outputs, source, before)
+                evidence.unwritten = {name: n for name, n in ((o.name, int(unwritten_mask(produced[o.name]).sum()))
+                                                              for o in part.outputs
+                                                              if poisoned.get(o.name) and produced.get(o.name) is not None)
+                                      if n}
             others = {o.name: (produced.get(o.name), puzzle.tolerance(case.dtype, o)) for o in part.outputs
                       if o.name != output.name}
             hint = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others)

@@ -205,6 +205,25 @@ def test_values_stored_one_place_late_are_an_address_though_some_were_never_writ
     assert hint.cause == "address" and "off by 1" in hint.text and "never written" in hint.text
 
 
+def test_nan_read_from_another_output_left_unwritten_points_there_before_large_inputs():
+    """A first kernel leaves the last column of z unwritten (its mask one short), a second reads z:
+    y is NaN in a case whose inputs are large. The unwritten z is the evidence, not the inputs' size."""
+    import types
+
+    import torch
+
+    from checker.compare import compare
+    from checker.diagnose import Evidence, output_hint
+    from checker.spec import Output, Reference, Tolerance
+    tol = Tolerance(atol=1e-5, rtol=1e-5)
+    ref = torch.randn(4, 8, dtype=torch.float64) + 1000.0
+    got = torch.full_like(ref, float("nan"))
+    evidence = Evidence(sanitized=False, input_peak=1003.0, unwritten={"z": 4})
+    hint = output_hint(types.SimpleNamespace(patterns=[]), Output("y", "y", True), got,
+                       Reference({"y": ref}, {"y": 1.0}), tol, compare("y", got, ref, 1.0, tol, None), evidence)
+    assert hint.candidates == ("mask", "address", "loop") and "`z`" in hint.text
+
+
 def test_a_constant_factor_also_asks_about_a_mask_or_row_offsets_that_leave_terms_out():
     import torch
 
