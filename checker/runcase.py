@@ -119,6 +119,13 @@ def unwritten_mask(t: torch.Tensor) -> torch.Tensor:
     return torch.isnan(t.detach()).cpu()
 
 
+def _unwritten_counts(part, produced: dict, poisoned: dict) -> dict[str, int]:
+    """The part's poisoned outputs that still hold some of the fill after the run, and how many elements."""
+    counts = {o.name: int(unwritten_mask(produced[o.name]).sum()) for o in part.outputs
+              if poisoned.get(o.name) and produced.get(o.name) is not None}
+    return {name: n for name, n in counts.items() if n}
+
+
 def _terms(reference, output) -> "int | torch.Tensor":
     """How many shares each element of an accumulated output sums (0 for plain outputs)."""
     if not output.accumulated:
@@ -299,10 +306,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         if not comparison.ok:
             if evidence is None:
                 evidence = _evidence(part, outputs, source, before)
-                evidence.unwritten = {name: n for name, n in ((o.name, int(unwritten_mask(produced[o.name]).sum()))
-                                                              for o in part.outputs
-                                                              if poisoned.get(o.name) and produced.get(o.name) is not None)
-                                      if n}
+                evidence.unwritten = _unwritten_counts(part, produced, poisoned)
             others = {o.name: (produced.get(o.name), puzzle.tolerance(case.dtype, o)) for o in part.outputs
                       if o.name != output.name}
             hint = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others)
