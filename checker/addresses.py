@@ -409,6 +409,13 @@ def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[st
                    "", ("hardcoded", "mask"))
 
 
+def _reach(active: np.ndarray, axis: int) -> tuple[np.ndarray, int]:
+    """Along one axis of a block: which lanes the mask lets through in any row or column, and how far
+    they reach (the last such lane + 1; 0 if none). active: already of the block's shape."""
+    lanes = active.any(axis=tuple(a for a in range(active.ndim) if a != axis))
+    return lanes, (int(np.nonzero(lanes)[0].max()) + 1 if lanes.any() else 0)
+
+
 def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, steps: tuple[Optional[int], ...],
                       scalars: dict[str, int]) -> Optional[Finding]:
     """The mask switches lanes off, but at a bound none of the kernel's sizes explains (rows < 10
@@ -421,8 +428,7 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
     origin = int(offsets.flat[0])
     rows_apart = layout.row_stride()
     for axis, step in enumerate(steps):
-        lanes = active.any(axis=tuple(a for a in range(offsets.ndim) if a != axis))
-        extent = int(np.nonzero(lanes)[0].max()) + 1
+        _, extent = _reach(active, axis)
         if extent == offsets.shape[axis] or not step:
             continue
         start = origin // step if step == rows_apart and rows_apart else origin % rows_apart if rows_apart and step == 1 \
@@ -450,8 +456,7 @@ def _shifted_block_finding(layout: Layout, offsets: np.ndarray, active: np.ndarr
         return None
     axis = steps.index(1)
     width = offsets.shape[axis]
-    lanes = np.broadcast_to(active, offsets.shape).any(axis=tuple(a for a in range(offsets.ndim) if a != axis))
-    extent = int(lanes.sum())
+    lanes, extent = _reach(np.broadcast_to(active, offsets.shape), axis)
     if extent == 0 or not lanes[:extent].all():
         return None
     rows_apart = layout.row_stride()
@@ -536,10 +541,9 @@ def _masks_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], 
         # both axes must say so (one mask written with the other size is a mask bug, and looks the same
         # on its own axis): stopped by the mask exactly at the other dimension's size, or run past its
         # own size up to exactly the other's
-        lanes = active.any(axis=1 - axis)
-        if not lanes.any():
+        _, extent = _reach(active, axis)
+        if extent == 0:
             return None
-        extent = int(np.nonzero(lanes)[0].max()) + 1
         end = where[axis] + extent
         if end != other[axis] or end == own[axis]:
             return None
