@@ -1,6 +1,6 @@
 import sys
 
-from checker import client  # the standard library only: a warm server answers before torch is imported
+from checker.run import client  # the standard library only: a warm server answers before torch is imported
 
 argv = sys.argv[1:]
 status = client.main(argv)

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 from checker import registry
-from checker.report import Report
-from checker.runner import DEFAULT_TIMEOUT
-from checker.session import BACKENDS, run_check
+from checker.report.text import Report
+from checker.run.runner import DEFAULT_TIMEOUT
+from checker.run.session import BACKENDS, run_check
 from checker.source import NotebookError, from_file, from_notebook, static_problems
-from checker.spec import REPO_ROOT, Puzzle, SpecError
+from checker.puzzle.model import REPO_ROOT, Puzzle, SpecError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 TITLE_WIDTH = 40  # --all's column of puzzle titles
@@ -122,7 +122,7 @@ def _json_report(entries: list[dict]) -> dict:
 
 
 def report_entry(puzzle: Puzzle, origin: str, report: Report | None, status: str = "") -> dict:
-    """One puzzle's JSON entry (see checker/report.schema.json): everything the text report says,
+    """One puzzle's JSON entry (see checker/report/schema.json): everything the text report says,
     for failures as for passes: every part, case, output, difference, hint and its cause class."""
     results = report.results if report is not None else []
     cases = []
@@ -204,7 +204,7 @@ def _check_all(args) -> int:
             # the puzzles not started are dropped and the running ones' workers stopped, so that
             # leaving the pool (it waits for its threads) takes a moment, not the rest of the class
             pool.shutdown(wait=False, cancel_futures=True)
-            from checker.runner import kill_busy_workers
+            from checker.run.runner import kill_busy_workers
             kill_busy_workers()
             raise
     if args.json:
@@ -234,8 +234,8 @@ def _puzzles_at_once(args) -> int:
     where each check is one interpreter worker (a 2-core laptop checks two puzzles at once: most
     puzzles are too small to share their cases among workers), one per two cores where a GPU worker
     may run beside it."""
-    from checker.runner import cores
-    from checker.session import cuda_likely
+    from checker.run.runner import cores
+    from checker.run.session import cuda_likely
     if args.workers:
         return 1
     per_check = 1 if args.backend == "interpreter" or not cuda_likely() else 2
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        from checker.runner import kill_busy_workers
+        from checker.run.runner import kill_busy_workers
         kill_busy_workers()
         print("\nInterrupted: the check stopped, and nothing was written.", file=sys.stderr)
         return 130
@@ -277,7 +277,7 @@ def _main(argv: list[str] | None = None) -> int:
     _add_part_flags(parser)
     args = parser.parse_args(argv)
     if args.stop_server:
-        from checker.client import stop_servers
+        from checker.run.client import stop_servers
         return stop_servers()
     if args.list:
         return _list()
@@ -313,7 +313,7 @@ def _main(argv: list[str] | None = None) -> int:
     if args.bench or args.profile:
         from dataclasses import asdict
 
-        from checker.session import run_bench
+        from checker.run.session import run_bench
         status, rows = run_bench(puzzle, source, timeout=args.timeout,
                                  write=(lambda line: print(line, file=sys.stderr)) if args.json else print,
                                  profile=args.profile)

@@ -14,11 +14,11 @@ import copy
 import sys
 from pathlib import Path
 
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 from checker.stubs import NOTEBOOK_METADATA
 
 SPEC = '''"""Puzzle {n}: {title}."""
-from checker.declare import case, part, puzzle, randn
+from checker.puzzle.declare import case, part, puzzle, randn
 
 PUZZLE = puzzle(
     {n}, "{slug}", "{title}",

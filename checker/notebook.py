@@ -1,5 +1,5 @@
 """check(...) for a notebook cell: the kernels as last run in this notebook, the report shown
-inline (as HTML in a Jupyter kernel, checker/rich.py; as text elsewhere), and a picture of where
+inline (as HTML in a Jupyter kernel, checker/report/html.py; as text elsewhere), and a picture of where
 wrong outputs differ. Runs in a child process, so a hang or a GPU fault cannot take the notebook's
 kernel down. Nothing is written to the notebook's file: the report is the cell's output."""
 from __future__ import annotations
@@ -7,12 +7,14 @@ from __future__ import annotations
 import inspect
 import re
 
-from checker import registry, rich
-from checker.report import Report
-from checker.runner import DEFAULT_TIMEOUT
-from checker.session import run_check
+from checker import registry
+
+from checker.report import html as rich
+from checker.report.text import Report
+from checker.run.runner import DEFAULT_TIMEOUT
+from checker.run.session import run_check
 from checker.source import from_file, from_namespace
-from checker.spec import REPO_ROOT, Puzzle
+from checker.puzzle.model import REPO_ROOT, Puzzle
 
 LIVE_ORIGIN = "this notebook (the kernels as last run)"
 
@@ -101,7 +103,7 @@ class LiveReport:
             return report
         self._status({"text/html": head, "text/plain": report.text})  # the text: for front ends without HTML
         if plot and not report.passed:
-            from checker.plot import plot_failures
+            from checker.report.plot import plot_failures
             plot_failures(report)
         if tail:
             display({"text/html": tail, "text/plain": ""}, raw=True)
@@ -162,7 +164,7 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
                            write=live.write if live else lambda line: print(line, flush=True),
                            timeout_advice="timeout=SECONDS")
     except KeyboardInterrupt:  # ■ in Jupyter: stop the workers, keep the notebook's kernel, no traceback
-        from checker.runner import kill_live_workers
+        from checker.run.runner import kill_live_workers
         kill_live_workers()
         if live:
             live.clear()
@@ -171,6 +173,6 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
     if live:
         return live.show(report, plot)
     if plot and not report.passed:
-        from checker.plot import plot_failures
+        from checker.report.plot import plot_failures
         plot_failures(report)
     return report

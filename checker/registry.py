@@ -15,7 +15,7 @@ import re
 import sys
 
 from checker import specs
-from checker.spec import Puzzle, SpecError
+from checker.puzzle.model import Puzzle, SpecError
 
 # the command line's own options: a part named like one would shadow it (--list, --all, ...)
 RESERVED_PARTS = {"list", "all", "json", "solution", "notebook", "backend", "timeout", "seed", "no_sanitize", "workers",

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from checker.source import NotebookError, read_notebook
-from checker.spec import REPO_ROOT, Puzzle
+from checker.puzzle.model import REPO_ROOT, Puzzle
 from checker.stubs import restubbed, write_notebook
 
 

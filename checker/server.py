@@ -1,7 +1,7 @@
 """A warm checker for the command line: one process that keeps the checker's WorkerPool (workers with
 torch and triton imported, CUDA started) between `python -m checker` commands.
 
-`python -m checker` starts it in the background after a command it ran itself (checker/client.py);
+`python -m checker` starts it in the background after a command it ran itself (checker/run/client.py);
 the next command sends it its arguments, folder and environment over a Unix socket, and gets the
 report back as it is written, and the exit status. It serves one command at a time (the GPU takes
 one at a time anyway); a command that would wait more than client.BUSY_WAIT for another's runs
@@ -31,7 +31,7 @@ import time
 import traceback
 from pathlib import Path
 
-from checker import client
+from checker.run import client
 
 BEAT = 1.0              # seconds between the frames that tell a client the server is alive
 HASH_EVERY = 5.0        # seconds between checks, while idle, that the checker's files are unchanged
@@ -194,7 +194,7 @@ class Server:
         started = time.monotonic()
         try:
             from checker import registry
-            from checker.session import run_check
+            from checker.run.session import run_check
             from checker.source import from_file
             puzzle = registry.get("p01")
             source = from_file(puzzle.solution, puzzle.solution.name)
@@ -258,7 +258,7 @@ class Server:
                 os.chdir(request["cwd"])
                 status = _run_cli(list(request["argv"]))
             except KeyboardInterrupt:  # landed outside checker.cli's own handler
-                from checker.runner import kill_busy_workers
+                from checker.run.runner import kill_busy_workers
                 kill_busy_workers()
                 print(client.INTERRUPTED, file=sys.stderr)
                 status = 130
@@ -296,7 +296,7 @@ class Server:
             others = [t for t in threading.enumerate()
                       if t is not threading.main_thread() and not t.name.startswith(THREAD_PREFIX)]
             if not others:
-                from checker.runner import POOL
+                from checker.run.runner import POOL
                 POOL.reset_turn()
                 return
             time.sleep(0.05)

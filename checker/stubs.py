@@ -17,7 +17,7 @@ from pathlib import Path
 
 from checker import registry
 from checker.source import KERNEL_TAG, cell_text
-from checker.spec import Puzzle
+from checker.puzzle.model import Puzzle
 
 TODO = "    # TODO: write this kernel, then run the check cell below.\n"
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from checker.spec import Puzzle
+from checker.puzzle.model import Puzzle
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from checker.spec import Puzzle
+from checker.puzzle.model import Puzzle
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ BUGS = [
         reasons=(("out of bounds", "out-of-bounds", "past the end"), ("x_ptr", "`x`"), ("mask",)),
         misleading=("atomic", "data race", "hard-coded"),
         # without the sanitizer (as on a GPU) z's own elements come out right: the store past its end
-        # is seen in the band after z (checker/guards.py)
+        # is seen in the band after z (checker/evidence/guards.py)
         reasons_unsanitized=(("past the end of `z`",), ("mask",)),
         notes="the last block reads x past its end: the sanitizer stops at the first load"),
     Bug("program_id_forgotten", "forward",
@@ -33,7 +33,7 @@ BUGS = [
         gpu_reasons=(("past the end of `z`",), ("mask",)),
         misleading=("atomic", "data race"),
         notes="offset N itself passes the mask: one element past the end of x, y and z. z's own values are "
-              "right on a GPU; the stray store shows in the band of known bits after z (checker/guards.py, "
+              "right on a GPU; the stray store shows in the band of known bits after z (checker/evidence/guards.py, "
               "seen on an H100)"),
     Bug("tail_block_dropped", "forward",
         (("mask = offsets < N", "mask = offsets < N // BLOCK * BLOCK", 1),),

@@ -32,7 +32,7 @@ BUGS = [
         notes="always load + add: the first program adds its share to whatever the empty buffer held"),
     # the lock protocol: right in the interpreter's one-program-at-a-time order, so right without the
     # sanitizer (tests/test_locks.py shows that in small, cheaper than a worker process per bug);
-    # updates lost on a GPU. checker/locks.py makes each visible
+    # updates lost on a GPU. checker/interpreter/locks.py makes each visible
     Bug("swap_result_ignored", "backward",
         ((SPIN, "    tl.atomic_cas(lock, 0, 1)\n", 1),),
         reasons=(("Lock not held",), ("found the lock taken",), ("result of tl.atomic_cas ignored",),

@@ -1,5 +1,5 @@
 """Addresses before masks: the evidence that tells a wrong address from a missing mask
-(checker/addresses.py), on lane offsets built by hand (no interpreter), then through the sanitizer."""
+(checker/diagnosis/addresses.py), on lane offsets built by hand (no interpreter), then through the sanitizer."""
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported (conftest does it too)
@@ -10,9 +10,11 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from checker import addresses, sanitizer  # noqa: E402
-from checker.addresses import Layout, Site  # noqa: E402
-from checker.sanitizer import KernelFault  # noqa: E402
+from checker.diagnosis import addresses  # noqa: E402
+
+from checker.interpreter import sanitizer
+from checker.diagnosis.addresses import Layout, Site  # noqa: E402
+from checker.interpreter.sanitizer import KernelFault  # noqa: E402
 
 
 def matrix(m: int, n: int, name: str = "z_ptr") -> Layout:
@@ -289,10 +291,10 @@ def sum_partials(part_ptr, z_ptr, N, BLOCK: tl.constexpr):
 def test_a_scratch_buffer_read_unwritten_is_noted_and_named_in_the_hint():
     import types
 
-    from checker.compare import compare
-    from checker.declare import scratch
-    from checker.diagnose import Evidence, output_hint
-    from checker.spec import Output, Reference, Tolerance
+    from checker.evidence.compare import compare
+    from checker.puzzle.declare import scratch
+    from checker.diagnosis.values import Evidence, output_hint
+    from checker.puzzle.model import Output, Reference, Tolerance
     x, z = torch.randn(6), torch.zeros(1)
     sanitizer.reset_evidence()
     with sanitizer.sanitized():

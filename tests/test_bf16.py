@@ -1,4 +1,4 @@
-"""bf16 in the interpreter, computed as a GPU does (checker/bf16.py). The expected values marked
+"""bf16 in the interpreter, computed as a GPU does (checker/interpreter/bf16.py). The expected values marked
 H100 are the bits an H100 (Triton 3.6) returned for the same kernels and the same inputs."""
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import torch
 import triton
 import triton.language as tl
 
-from checker import bf16, compat
-from checker.declare import case
+from checker.interpreter import bf16
+
+from checker.interpreter import compat
+from checker.puzzle.declare import case
 
 BF = torch.bfloat16
 

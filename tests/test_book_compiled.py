@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "book"))
 from layernorm_census import census  # noqa: E402

@@ -14,7 +14,7 @@ import textwrap
 
 import yaml
 
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 RUN_A_PAGE = textwrap.dedent("""
     import sys

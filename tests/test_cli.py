@@ -12,9 +12,9 @@ import pytest
 
 from checker import registry, stubs
 from checker.registry import _check_one
-from checker.spec import REPO_ROOT, Part, Puzzle, SpecError
+from checker.puzzle.model import REPO_ROOT, Part, Puzzle, SpecError
 
-SCHEMA = json.loads((REPO_ROOT / "checker" / "report.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((REPO_ROOT / "checker" / "report" / "schema.json").read_text(encoding="utf-8"))
 P01 = registry.get("p01")
 
 

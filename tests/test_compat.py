@@ -1,4 +1,4 @@
-"""Valid Triton that the interpreter mishandled, one test per quirk (checker/compat.py): each
+"""Valid Triton that the interpreter mishandled, one test per quirk (checker/interpreter/compat.py): each
 kernel runs and gives what an H100 gave for it (the expected values are computed here the way
 the GPU computes them: C's truncating `//` and `%` on integers, for one)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
-from checker import compat
+from checker.interpreter import compat
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -175,7 +175,9 @@ def test_two_modules_wrapping_one_method_wrap_it_once_each():
     a chain that grew at every check reached Python's recursion limit after some hundreds."""
     from triton.runtime import interpreter
 
-    from checker import bf16, compat
+    from checker.interpreter import bf16
+
+    from checker.interpreter import compat
 
     def depth(fn) -> int:
         """Wrappers above the interpreter's own cast_impl: each holds the one below in its closure."""

@@ -22,9 +22,9 @@ import pytest
 import block_steps
 from catalog import entries, patched
 from checker import registry, stubs
-from checker.session import run_check
+from checker.run.session import run_check
 from checker.source import from_notebook, from_text
-from checker.spec import REPO_ROOT, Puzzle
+from checker.puzzle.model import REPO_ROOT, Puzzle
 
 PUZZLES = registry.all_puzzles()
 MARGIN = 0.5  # the solution may use at most this fraction of any tolerance

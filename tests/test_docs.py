@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 CHAPTER_1 = (REPO_ROOT / "book" / "01_how_to_use.md").read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from checker.errors import describe
+from checker.diagnosis.faults import describe
 from checker.source import from_file
 
 
@@ -49,7 +49,7 @@ def test_exception_in_a_nested_call_points_at_the_innermost_learner_line(tmp_pat
 
 
 # -- beginners' mistakes that Triton words for its own developers ---------------------------------
-# Each kernel runs twice: through Triton's GPU front end (checker/frontend.py, as every check does,
+# Each kernel runs twice: through Triton's GPU front end (checker/interpreter/frontend.py, as every check does,
 # and as a GPU compiles it) and in the interpreter alone. Both reject the kernel, in different words;
 # the learner gets one sentence and their own line from either.
 
@@ -61,7 +61,9 @@ def _rejected(code: str, name: str, launch) -> list:
     import linecache
     import types
 
-    from checker import compat, frontend
+    from checker.interpreter import compat
+
+    from checker.interpreter import frontend
     from checker.source import from_text
 
     source = from_text(PRELUDE + code, f"{name}.py")
@@ -197,8 +199,10 @@ def test_a_store_racing_with_another_programs_atomic_reads_as_a_sentence():
     import triton
     import triton.language as tl
 
-    from checker import compat, sanitizer
-    from checker.sanitizer import KernelFault
+    from checker.interpreter import compat
+
+    from checker.interpreter import sanitizer
+    from checker.interpreter.sanitizer import KernelFault
 
     @triton.jit
     def atomic_then_store(out_ptr, BLOCK: tl.constexpr):

@@ -1,4 +1,4 @@
-"""The GPU front end on every interpreted launch (checker/frontend.py): what no GPU compiles fails on
+"""The GPU front end on every interpreted launch (checker/interpreter/frontend.py): what no GPU compiles fails on
 the CPU too, with a message that names the construct, the learner's line and what to write instead;
 valid kernels, and anything that fails for reasons not the learner's, run as before."""
 from __future__ import annotations
@@ -10,9 +10,13 @@ import pytest
 import torch
 import triton.language as tl  # noqa: F401 - the kernels' globals
 
-from checker import compat, frontend, registry
-from checker.errors import describe
-from checker.session import run_check
+from checker import registry
+
+from checker.interpreter import compat
+
+from checker.interpreter import frontend
+from checker.diagnosis.faults import describe
+from checker.run.session import run_check
 from checker.source import from_text
 
 PRELUDE = "import triton\nimport triton.language as tl\n\n"

@@ -1,8 +1,8 @@
-"""The band after each output (checker/guards.py): a store past an output's end is seen where the
+"""The band after each output (checker/evidence/guards.py): a store past an output's end is seen where the
 sanitizer is off, and an output the kernels keep inside of is left alone."""
 import torch
 
-from checker.guards import GUARD_ELEMENTS, guard_outputs, overrun_text, overruns
+from checker.evidence.guards import GUARD_ELEMENTS, guard_outputs, overrun_text, overruns
 
 
 def test_a_write_past_the_end_is_seen_and_where():

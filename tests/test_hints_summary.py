@@ -1,9 +1,9 @@
-"""Hints across cases (checker/diagnose_summary.py) keep to their premise: which cases fail is weak
+"""Hints across cases (checker/diagnosis/across_cases.py) keep to their premise: which cases fail is weak
 evidence, weaker than an access the sanitizer stopped."""
 from types import SimpleNamespace
 
-from checker.diagnose_summary import summary_hints
-from checker.spec import Case, SummaryPattern
+from checker.diagnosis.across_cases import summary_hints
+from checker.puzzle.model import Case, SummaryPattern
 
 WIDE = SummaryPattern("only the wide cases fail: do the programs start at their own rows?", lambda c: "wide" in c.tags,
                       candidates=("address",))

@@ -2,8 +2,8 @@
 grouping and the printed table need no GPU; the profiler itself runs only where CUDA is."""
 import pytest
 
-from checker.kernel_times import group, kernel_times, lines, short
-from checker.speed import table
+from checker.bench.kernel_times import group, kernel_times, lines, short
+from checker.bench.columns import table
 from tests.test_speed import row
 
 
@@ -51,7 +51,7 @@ def test_a_graph_replay_is_profiled_kernel_by_kernel():
 
 
 def test_the_book_table_ends_with_each_columns_total():
-    from checker.kernel_times import markdown
+    from checker.bench.kernel_times import markdown
     md = markdown({"yours": [["a", 100.0, 1], ["b", 20.0, 2]], "compile": [["c", 90.0, 1]]}).splitlines()
     assert md[0] == "| yours: kernel | µs | compile: kernel | µs |"
     assert md[3] == "| `b` ×2 | 20.0 |  |  |" and md[-1] == "| **all** | **120.0** | **all** | **90.0** |"

@@ -1,4 +1,4 @@
-"""The lock protocol checks (checker/locks.py): one kernel, puzzle 24's scheme in small, with one
+"""The lock protocol checks (checker/interpreter/locks.py): one kernel, puzzle 24's scheme in small, with one
 protocol bug switched on at a time. The interpreter runs programs one after another, so every
 one of these bugs gives the right sums; the checks must still stop each, and only those."""
 import os
@@ -10,8 +10,8 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from checker import sanitizer  # noqa: E402
-from checker.sanitizer import KernelFault  # noqa: E402
+from checker.interpreter import sanitizer  # noqa: E402
+from checker.interpreter.sanitizer import KernelFault  # noqa: E402
 
 BLOCK, G, ROWS = 8, 2, 6
 

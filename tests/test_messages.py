@@ -14,8 +14,8 @@ import json
 import pytest
 
 from checker import registry, stubs
-from checker.report import Report, ReportWriter
-from checker.session import run_check
+from checker.report.text import Report, ReportWriter
+from checker.run.session import run_check
 from checker.source import from_namespace, from_notebook, static_problems
 
 P01, P22 = registry.get("p01"), registry.get("p22")
@@ -104,7 +104,7 @@ def test_the_figure_shows_the_first_failure_with_whole_number_ticks():
     pytest.importorskip("matplotlib")
     import matplotlib
     matplotlib.use("Agg")
-    from checker.plot import plot_failures
+    from checker.report.plot import plot_failures
     first = {"part": "forward", "case": "N=5", "dims": "N=5", "status": "error", "error_maps": {}}
     later = {"part": "forward", "case": "N=1000", "dims": "N=1000", "status": "fail",
              "error_maps": {"z": {"grid": [[0.1, 5.0, 0.2]], "rows": 1, "cols": 3}}}
@@ -144,9 +144,9 @@ def _diagnosis(got: dict, ref: dict, alternatives: dict, patterns: list):
 
     import torch
 
-    from checker.compare import compare
-    from checker.diagnose import output_hint
-    from checker.spec import Output, Reference, Tolerance
+    from checker.evidence.compare import compare
+    from checker.diagnosis.values import output_hint
+    from checker.puzzle.model import Output, Reference, Tolerance
     tol = Tolerance(atol=1e-5, rtol=1e-5)
     reference = Reference(outputs=ref, scales={k: 1.0 for k in ref}, alternatives=alternatives)
     comparison = compare("loss", got["loss"], ref["loss"], 1.0, tol, None)
@@ -157,7 +157,7 @@ def _diagnosis(got: dict, ref: dict, alternatives: dict, patterns: list):
 def test_a_scalar_near_a_known_bug_names_it_only_where_the_other_outputs_agree():
     import torch
 
-    from checker.spec import Pattern
+    from checker.puzzle.model import Pattern
     ref = {"loss": torch.tensor([2.0], dtype=torch.float64), "dx": torch.arange(6, dtype=torch.float64)}
     bug = {"loss": torch.tensor([2.5], dtype=torch.float64), "dx": 2 * torch.arange(6, dtype=torch.float64)}
     patterns = [Pattern("doubled", "dx is doubled", "formula")]
@@ -173,9 +173,9 @@ def test_a_scalar_near_a_known_bug_names_it_only_where_the_other_outputs_agree()
 def test_nan_from_large_inputs_also_asks_about_a_loop_that_skips_part_of_the_row():
     import torch
 
-    from checker.compare import compare
-    from checker.diagnose import Evidence, output_hint
-    from checker.spec import Output, Reference, Tolerance
+    from checker.evidence.compare import compare
+    from checker.diagnosis.values import Evidence, output_hint
+    from checker.puzzle.model import Output, Reference, Tolerance
     tol = Tolerance(atol=1e-5, rtol=1e-5)
     ref = torch.ones(4, 8, dtype=torch.float64)
     got = ref.clone()
@@ -193,9 +193,9 @@ def test_values_stored_one_place_late_are_an_address_though_some_were_never_writ
 
     import torch
 
-    from checker.compare import compare
-    from checker.diagnose import output_hint
-    from checker.spec import Output, Reference, Tolerance
+    from checker.evidence.compare import compare
+    from checker.diagnosis.values import output_hint
+    from checker.puzzle.model import Output, Reference, Tolerance
     tol = Tolerance(atol=1e-5, rtol=1e-5)
     ref = torch.randn(4, 10, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     got = torch.full_like(ref, float("nan"))
@@ -212,9 +212,9 @@ def test_nan_read_from_another_output_left_unwritten_points_there_before_large_i
 
     import torch
 
-    from checker.compare import compare
-    from checker.diagnose import Evidence, output_hint
-    from checker.spec import Output, Reference, Tolerance
+    from checker.evidence.compare import compare
+    from checker.diagnosis.values import Evidence, output_hint
+    from checker.puzzle.model import Output, Reference, Tolerance
     tol = Tolerance(atol=1e-5, rtol=1e-5)
     ref = torch.randn(4, 8, dtype=torch.float64) + 1000.0
     got = torch.full_like(ref, float("nan"))
@@ -227,7 +227,7 @@ def test_nan_read_from_another_output_left_unwritten_points_there_before_large_i
 def test_a_constant_factor_also_asks_about_a_mask_or_row_offsets_that_leave_terms_out():
     import torch
 
-    from checker.diagnose import _ratio_hint
+    from checker.diagnosis.values import _ratio_hint
     ref = torch.linspace(1.0, 2.0, 12, dtype=torch.float64)
     hint = _ratio_hint(3 * ref, ref, None)  # a whole factor: named without a case
     assert hint.candidates == ("formula", "loop", "accumulate", "mask", "address")
@@ -239,9 +239,9 @@ def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare
 
     import torch
 
-    from checker.compare import compare
-    from checker.diagnose import Evidence, output_hint
-    from checker.spec import Output, Reference, Tolerance
+    from checker.evidence.compare import compare
+    from checker.diagnosis.values import Evidence, output_hint
+    from checker.puzzle.model import Output, Reference, Tolerance
     tol = Tolerance(atol=1e-5, rtol=1e-5)
     ref = torch.ones(4, 8, dtype=torch.float64)
     got = ref.clone()

@@ -10,14 +10,14 @@ import re
 import pytest
 
 from checker import registry
-from checker.hints import CAUSES
+from checker.diagnosis.model import CAUSES
 from checker.mutants_equivalent import EQUIVALENT
 from checker.mutate.analysis import analyse
 from checker.mutate.cli import mutate_puzzle, sample
 from checker.mutate.operators import CLASSES, OPERATORS, mutants_of
 from checker.mutate.run import Outcome, report_hints, verdict
 from checker.mutate.score import Scored
-from checker.report import Report
+from checker.report.text import Report
 
 TINY = '''"""A kernel that has one site for every operator."""
 import triton

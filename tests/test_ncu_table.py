@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "book"))
 import ncu_table  # noqa: E402

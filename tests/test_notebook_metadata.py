@@ -24,7 +24,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat")  # the GPU host runs the suite without the book's tools
 
 from checker import new, registry, stubs
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

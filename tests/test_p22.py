@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from checker import registry
-from checker.session import run_check
+from checker.run.session import run_check
 from checker.source import from_file
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 from checker.specs.p22_layernorm_linear import formulas
 
 pytestmark = pytest.mark.p22

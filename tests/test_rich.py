@@ -1,4 +1,4 @@
-"""The report as HTML in a notebook (checker/rich.py, checker/notebook.py): built from the Report's
+"""The report as HTML in a notebook (checker/report/html.py, checker/notebook.py): built from the Report's
 data; the verdict first, then the table of cases, then the first failure in full and the others
 folded; an explanation repeated across cases shown once; what the interpreter could not run said;
 a hang, a crash, cells that do not run and a stub each one message with its line; everything
@@ -10,10 +10,11 @@ import re
 import pytest
 
 from catalog import entries, patched
-from checker import registry, rich
+from checker import registry
+from checker.report import html as rich
 from checker.notebook import NotebookReport, check, in_jupyter
-from checker.report import Report, ReportWriter
-from checker.session import run_check
+from checker.report.text import Report, ReportWriter
+from checker.run.session import run_check
 from checker.source import from_text
 from checker.stubs import stub_text
 

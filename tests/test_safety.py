@@ -11,9 +11,9 @@ import time
 import pytest
 
 from checker import check, registry, stubs
-from checker.runner import STARTUP_TIMEOUT
+from checker.run.runner import STARTUP_TIMEOUT
 from checker.source import cell_text
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 PUZZLE = registry.get("p22")
 SIGNATURE = "@triton.jit\ndef layernorm_fwd_kernel(x_ptr, gamma_ptr, beta_ptr, z_ptr, H, eps, BLOCK_H: tl.constexpr):\n"

@@ -12,8 +12,8 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.runtime import interpreter  # noqa: E402
 
-from checker import sanitizer  # noqa: E402
-from checker.sanitizer import KernelFault  # noqa: E402
+from checker.interpreter import sanitizer  # noqa: E402
+from checker.interpreter.sanitizer import KernelFault  # noqa: E402
 
 BLOCK = 32
 

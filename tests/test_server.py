@@ -1,4 +1,4 @@
-"""The warm checker (checker/client.py, checker/server.py): the first `python -m checker` starts it,
+"""The warm checker (checker/run/client.py, checker/server.py): the first `python -m checker` starts it,
 the next ones go through it and print exactly what they would print themselves, with the same exit
 status; --no-server and TRITON_PUZZLES_NO_SERVER=1 go around it; an edited checker gets a server of
 its own; Ctrl-C stops the check and not the server; --stop-server stops it. Every server here lives
@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from checker import client, registry, stubs
-from checker.spec import REPO_ROOT
+from checker import registry, stubs
+
+from checker.run import client
+from checker.puzzle.model import REPO_ROOT
 
 P01 = registry.get("p01")
 SIGINT_AS_A_TERMINAL = ("import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "

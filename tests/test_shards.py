@@ -8,7 +8,7 @@ import pytest
 
 from catalog import entries, patched
 from checker import registry
-from checker.session import run_check
+from checker.run.session import run_check
 from checker.source import from_text
 
 
@@ -49,7 +49,7 @@ def test_a_worker_closed_twice_leaves_other_files_open():
     not close the file that reused the pipe's number since (another worker's pipe, in CI)."""
     import os
 
-    from checker.runner import Worker
+    from checker.run.runner import Worker
     worker = Worker("interpreter")
     worker.close()
     read_fd, write_fd = os.pipe()  # the lowest free numbers: the closed worker's, most likely
@@ -64,7 +64,7 @@ def test_a_worker_closed_twice_leaves_other_files_open():
 def test_gpu_workers_follow_the_cores_unless_chosen(monkeypatch):
     """A few GPU requests at once on a host with cores to spare (--all overlaps one check's compiles
     with another's kernels), one on a small machine, and what TRITON_PUZZLES_GPU_WORKERS says."""
-    from checker import runner
+    from checker.run import runner
     monkeypatch.delenv("TRITON_PUZZLES_GPU_WORKERS", raising=False)
     monkeypatch.setattr(runner.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
     assert runner.gpu_workers() == runner.GPU_WORKERS_MAX

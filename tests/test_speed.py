@@ -1,6 +1,6 @@
 """The benchmark's table (no GPU needed): every column is what its header says, the best time that
 is not the learner's is marked, and the header says what was measured and how."""
-from checker.speed import BenchRow, against_liger, markdown_table, table
+from checker.bench.columns import BenchRow, against_liger, markdown_table, table
 
 
 def row(**kw) -> BenchRow:
@@ -61,8 +61,8 @@ def test_scratch_is_poisoned_in_a_check_and_plain_while_timed(monkeypatch):
     (kernels of their own: at p25's shortest bf16 rows about a fifth of the time in ncu)."""
     import torch
 
-    from checker import runcase
-    from checker.declare import scratch, timing
+    from checker import case as runcase
+    from checker.puzzle.declare import scratch, timing
     filled = []
     monkeypatch.setattr(runcase, "poison", lambda t: filled.append(t.shape))
     like = torch.zeros(4)

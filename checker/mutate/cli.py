@@ -16,8 +16,8 @@ from checker.mutants_equivalent import EQUIVALENT
 from checker.mutate.operators import CLASSES, Mutant, mutants_of
 from checker.mutate.run import CannotCheck, Outcome, check_mutant, parts_touched
 from checker.mutate.score import Scored, overall, puzzle_section
-from checker.runner import DEFAULT_TIMEOUT
-from checker.spec import Puzzle, SpecError
+from checker.run.runner import DEFAULT_TIMEOUT
+from checker.puzzle.model import Puzzle, SpecError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 

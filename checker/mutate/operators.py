@@ -1,5 +1,5 @@
 """The mutation operators: each makes one small change at one site of a @triton.jit function, of one
-bug class (the cause classes of checker/hints.py), the way a learner's kernel goes wrong.
+bug class (the cause classes of checker/diagnosis/model.py), the way a learner's kernel goes wrong.
 
     mask        a mask= removed; `<` -> `<=` in a bound check; a bound off by one; one side of a
                 mask's `&` dropped
@@ -36,7 +36,7 @@ from checker.mutate.analysis import (INDEX_KINDS, MEMORY_OPS, Kernel, is_range, 
 @dataclass(frozen=True)
 class Mutant:
     id: str
-    cls: str            # a cause class of checker.hints.CAUSES
+    cls: str            # a cause class of checker.diagnosis.model.CAUSES
     operator: str       # e.g. "mask.lt_le"
     kernel: str         # the @triton.jit function it changes
     line: int           # 1-based line of the site in the solution

@@ -1,6 +1,6 @@
 """Check one mutant as a learner's kernel is checked, and read from the report what the checker said.
 
-A mutant runs through checker.session.run_check on the interpreter, in this process: the
+A mutant runs through checker.run.session.run_check on the interpreter, in this process: the
 sanitizer stops every out-of-bounds access before it touches memory (as tests/test_contract.py's
 check_text relies on), and torch is imported once for hundreds of mutants. What could hang goes
 to a worker process with the checker's own time limit: a kernel with a `while` loop (a spin
@@ -22,11 +22,11 @@ from typing import Iterator
 from checker.mutants_equivalent import SAME_BUG
 from checker.mutate.analysis import calls, kernels_of
 from checker.mutate.operators import Mutant
-from checker.report import Report
-from checker.runner import DEFAULT_TIMEOUT
-from checker.session import run_check
+from checker.report.text import Report
+from checker.run.runner import DEFAULT_TIMEOUT
+from checker.run.session import run_check
 from checker.source import from_text
-from checker.spec import Puzzle
+from checker.puzzle.model import Puzzle
 
 VERDICTS = ("right", "candidates", "misleading", "none")
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from checker.mutants_equivalent import SAME_BUG
 from checker.mutate.operators import CLASSES
 from checker.mutate.run import Outcome
-from checker.spec import Puzzle
+from checker.puzzle.model import Puzzle
 
 
 @dataclass

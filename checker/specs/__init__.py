@@ -1,1 +1,1 @@
-"""One module per puzzle, each defining PUZZLE (see checker/spec.py)."""
+"""One module per puzzle, each defining PUZZLE (see checker/puzzle/model.py)."""

@@ -1,7 +1,7 @@
 """Puzzle 9: the sum of each column of x [M, N], over a grid of row blocks × column blocks: every row
 block's program adds its partial column sums into the result with tl.atomic_add (the dβ / db pattern)."""
-from checker.declare import case, custom, out, part, puzzle, randn
-from checker.spec import SummaryPattern
+from checker.puzzle.declare import case, custom, out, part, puzzle, randn
+from checker.puzzle.model import SummaryPattern
 
 
 def cdiv(a: int, b: int) -> int:

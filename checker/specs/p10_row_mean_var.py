@@ -1,6 +1,6 @@
 """Puzzle 10: row mean and biased variance of x [M, N] in two looped passes (not E[x²] − E[x]²)."""
-from checker.declare import CONDITIONED, case, out, part, puzzle, randn, variant
-from checker.spec import SummaryPattern, Tolerance
+from checker.puzzle.declare import CONDITIONED, case, out, part, puzzle, randn, variant
+from checker.puzzle.model import SummaryPattern, Tolerance
 
 
 def stats(divisor=None, padded=False, first_chunk=False, true_mean=False, unbiased=False):

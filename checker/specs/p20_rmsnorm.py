@@ -1,6 +1,6 @@
 """Puzzle 20: RMSNorm forward and backward: a row reduction, dx's cross term, dgamma by atomics."""
-from checker.declare import case, custom, full, next_pow2, out, part, puzzle, randn, variant
-from checker.spec import SummaryPattern
+from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, variant
+from checker.puzzle.model import SummaryPattern
 
 
 def closed(output=None, *, over_block=False, eps_outside=False, diagonal=False):

@@ -1,7 +1,7 @@
 """Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
-from checker.declare import (CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, scratch,
+from checker.puzzle.declare import (CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, scratch,
                              sm_count, variant)
-from checker.spec import SummaryPattern, Tolerance
+from checker.puzzle.model import SummaryPattern, Tolerance
 
 EPS = 1e-5
 # the GPU benchmark's tiles: 128 x 256 x 64, 8 warps, 3 stages, 8 row tiles per group (a sweep on an

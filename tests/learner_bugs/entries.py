@@ -15,7 +15,7 @@ import ast
 import textwrap
 from dataclasses import dataclass
 
-from checker.hints import CAUSES
+from checker.diagnosis.model import CAUSES
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Bug:
     name: str
     part: str                 # the part whose check must fail
     patches: tuple            # ((old, new, count) | Kernel, ...)
-    cause: str                # the class of checker.hints.CAUSES whose fix repairs it
+    cause: str                # the class of checker.diagnosis.model.CAUSES whose fix repairs it
     what: str                 # one line: the mistake, as a teacher would name it
     accept: tuple = ()        # other classes that name it fairly too (a wrong pointer is formula and address)
     timeout: float = 0.0      # may hang: run in a worker process with this limit (seconds)

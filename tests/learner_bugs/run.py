@@ -44,7 +44,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checker import registry  # noqa: E402
-from checker.session import run_check  # noqa: E402
+from checker.run.session import run_check  # noqa: E402
 from checker.source import from_text  # noqa: E402
 
 sys.path.insert(0, str(HERE))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import zlib
 
-from checker.spec import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SummaryPattern, Tolerance
+from checker.puzzle.model import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SummaryPattern, Tolerance
 
 # The command line imports specs to list puzzles and check sources statically; torch is imported
 # only inside the functions, which run in the checker's worker process.
@@ -132,7 +132,7 @@ def reference(inputs: dict, case: Case) -> Reference:
                      alternatives=alternatives)
 
 
-# Tolerances: |out - ref| <= (atol + per_condition * condition) * scale + rtol * |ref| (checker/spec.py).
+# Tolerances: |out - ref| <= (atol + per_condition * condition) * scale + rtol * |ref| (checker/puzzle/model.py).
 # scale: Reference.scales (RMS of the output; for parameter gradients sqrt(M) times the RMS of one
 # row's share, since the rounding error of a sum of M shares grows like sqrt(M)). condition: how far
 # the row means sit from 0 in units of spread; centring loses that many digits in fp32

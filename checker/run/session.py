@@ -9,11 +9,11 @@ import queue
 import threading
 from typing import Callable, Iterator
 
-from checker.report import Report, ReportWriter
-from checker.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run_backend
+from checker.report.text import Report, ReportWriter
+from checker.run.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
-from checker.spec import Puzzle
-from checker.worker import selected_cases
+from checker.puzzle.model import Puzzle
+from checker.run.worker import selected_cases
 
 BACKENDS = ("auto", "interpreter", "gpu")
 
@@ -22,7 +22,7 @@ def _events(request: Request, in_process: bool) -> Iterator[dict]:
     if not in_process:
         yield from run_backend(request)
         return
-    from checker.worker import run_in_process
+    from checker.run.worker import run_in_process
     yield from run_in_process(json.loads(request.to_json()))
 
 
@@ -190,7 +190,7 @@ def run_bench(puzzle: Puzzle, source: KernelSource, *, timeout: float = DEFAULT_
     """--bench: check the benchmarked part on the GPU, then time it at the puzzle's benchmark sizes
     (profile: and list each kernel's time in one run, kernel_times). Returns (exit status, rows):
     2 without a GPU or a benchmark, 1 if the kernels are wrong."""
-    from checker.speed import BenchRow, table
+    from checker.bench.columns import BenchRow, table
     if puzzle.bench is None:
         write(f"{puzzle.key} has no benchmark (--bench is for the puzzles about speed)")
         return 2, []

@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent      # this checkout (the checker's parent folder)
-PACKAGE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]        # this checkout (the checker's parent folder)
+PACKAGE = Path(__file__).resolve().parents[1]   # the checker package
 
 IDLE_EXIT = 600.0       # seconds: a server with no request for this long exits
 CONNECT_TIMEOUT = 1.0   # seconds to connect to the socket

@@ -14,8 +14,8 @@ Pure Python, so the report can use it without torch.
 """
 from __future__ import annotations
 
-from checker.hints import Hint
-from checker.spec import Case, Puzzle
+from checker.diagnosis.model import Hint
+from checker.puzzle.model import Case, Puzzle
 
 
 def _named_causes(result: dict) -> set[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 
-from checker.report import BAD, OK, Report, _sharper, _shown
+from checker.report.text import BAD, OK, Report, _sharper, _shown
 
 STYLE = """<style>
 div.tgp-report { font-size: 14px; line-height: 1.45; overflow-wrap: normal; word-break: normal;

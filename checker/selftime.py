@@ -1,9 +1,9 @@
 """Benchmark the checker itself (not the learner's kernels): medians of interleaved runs.
 
-    python -m checker.bench                          # p22 --backward --solution, sanitizer on vs off
-    python -m checker.bench --runs 5 -- p22 --fused --solution
-    python -m checker.bench --phases p22 --backend gpu   # where one check's time goes, per phase
-    python -m checker.bench --compare workers -- p22 --solution   # one interpreter worker vs several
+    python -m checker.selftime                          # p22 --backward --solution, sanitizer on vs off
+    python -m checker.selftime --runs 5 -- p22 --fused --solution
+    python -m checker.selftime --phases p22 --backend gpu   # where one check's time goes, per phase
+    python -m checker.selftime --compare workers -- p22 --solution   # one interpreter worker vs several
 
 Each round runs every variant once, in turn, so all see the same machine load. --phases runs the
 solution's check through the real worker and splits its wall time into the worker's start-up
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 COMPARISONS = {  # what --compare sets side by side: the first variant is the numerator of the ratio
     "sanitizer": {"sanitizer on": [], "sanitizer off": ["--no-sanitize"]},
@@ -40,7 +40,7 @@ def time_once(args: list[str]) -> float:
 def phases_once(puzzle_key: str, backend: str) -> dict[str, float]:
     """One check of the solution, every part, on one backend: seconds per phase."""
     from checker import registry
-    from checker.runner import Request, run_backend
+    from checker.run.runner import Request, run_backend
     from checker.source import from_file
 
     puzzle = registry.get(puzzle_key)
@@ -61,7 +61,7 @@ def phases_once(puzzle_key: str, backend: str) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m checker.bench")
+    parser = argparse.ArgumentParser(prog="python -m checker.selftime")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--phases", metavar="PUZZLE", help="split one backend's check of PUZZLE into phases")
     parser.add_argument("--backend", default="interpreter", choices=("interpreter", "gpu"))

@@ -16,7 +16,7 @@ class KernelError:
     where: str = ""    # "cell 5, line 3"
     code: str = ""     # the learner's line of code
     traceback: str = ""  # the whole story, shown with --verbose
-    cause: str = ""    # the class the evidence names (checker/hints.py), or '' ...
+    cause: str = ""    # the class the evidence names (checker/diagnosis/model.py), or '' ...
     candidates: tuple = ()  # ... and the classes it asks about
 
     def to_json(self) -> dict:
@@ -312,7 +312,7 @@ def _mistake(reason: str, source: KernelSource, line: int) -> str:
 
 
 def _compile_error(chain: list[BaseException], source: KernelSource, full: str) -> KernelError:
-    """One message for Triton's compiler rejecting a kernel: on a GPU, or checker/frontend.py's run of
+    """One message for Triton's compiler rejecting a kernel: on a GPU, or checker/interpreter/frontend.py's run of
     the same front end in the interpreter."""
     compile_errors = [e for e in chain if _is_compile_error(e)]
     # the most precise learner line: the deepest compile error that points into the learner's text

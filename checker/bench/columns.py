@@ -155,7 +155,7 @@ def time_case(puzzle, kernels, case, profile: bool = False) -> BenchRow:
     under declare.timing(): the check's poison fills of scratch buffers are not the learner's work."""
     import torch
 
-    from checker.declare import timing
+    from checker.puzzle.declare import timing
     with torch.cuda.stream(torch.cuda.Stream()), timing():
         return _time_case(puzzle, kernels, case, profile)
 
@@ -197,7 +197,7 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
         ms[i] = statistics.median(column)
     found = None
     if profile:  # after the timing, which the profiler must not disturb
-        from checker.kernel_times import kernel_times
+        from checker.bench.kernel_times import kernel_times
         found = {name: kernel_times(chosen[i]) for name, i in (("yours", 0), ("compile", 2)) if chosen[i] is not None}
     import triton
     return BenchRow(case.name, case.dims, case.dtype, ms[0], ms[1], ms[2], traffic / 1e9,
@@ -321,7 +321,7 @@ def table(rows: list[BenchRow], device: str) -> list[str]:
 
 def kernel_lines(rows: list[BenchRow]) -> list[str]:
     """--profile: per size, the kernels of one run, yours next to torch.compile's."""
-    from checker.kernel_times import lines
+    from checker.bench.kernel_times import lines
     return [line for r in rows if r.kernels for line in [""] + lines(r.dims, r.kernels)]
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from checker.source import KernelSource
-from checker.spec import REPO_ROOT
+from checker.puzzle.model import REPO_ROOT
 
 HANG_DUMP_WAIT = 1.0  # seconds a stuck worker gets to print where it is
 SLOW_NOTICE = 10.0  # seconds of one case's kernels before the report says it is still running
@@ -150,7 +150,7 @@ class Worker:
         self.backend = backend
         read_fd, write_fd = os.pipe()
         self.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
-        self.proc = subprocess.Popen([sys.executable, "-m", "checker.worker", "--fd", str(write_fd)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "checker.run.worker", "--fd", str(write_fd)],
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.stderr,
                                      pass_fds=(write_fd,), env=_child_env(), start_new_session=True)
         _LIVE.add(self.proc)

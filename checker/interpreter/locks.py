@@ -21,7 +21,7 @@ touched):
   tl.debug_barrier() that follows the program's last plain store to guarded state.
 
 Each fault is a KernelFault of kind and cause "lock" with a message for the learner: what
-happened, in which program, on which line, and what to write instead. checker/sanitizer.py calls
+happened, in which program, on which line, and what to write instead. checker/interpreter/sanitizer.py calls
 `before` ahead of every memory access it checks, `after` once an atomic has run (which also keeps
 its race check off accesses made under a lock), and `barrier` at every tl.debug_barrier.
 
@@ -114,7 +114,7 @@ def before(launch: Any, builder: Any, op: str, kind: str, args: tuple, kwargs: d
     state = _active(launch)
     if state is None and op != _CAS:
         return None
-    from checker.sanitizer import _active_addresses
+    from checker.interpreter.sanitizer import _active_addresses
     addrs = _active_addresses(ptr, mask)
     if addrs.size == 0:
         return None
@@ -161,7 +161,7 @@ def after(launch: Any, op: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, 
     written = _exchanged(op, args, kwargs)
     if op != _CAS and op != "create_atomic_store" and written is None:
         return
-    from checker.sanitizer import _active_addresses
+    from checker.interpreter.sanitizer import _active_addresses
     addrs = _active_addresses(ptr, mask)
     state = _active(launch)
     if _is_attempt(op, written, addrs, launch.locks, state, launch):
@@ -244,7 +244,7 @@ def _inside(launch: Any, addr: int) -> bool:
 
 def _guarded(state: _State, launch: Any, addrs: np.ndarray) -> np.ndarray:
     """Which addresses are guarded state: in a shared buffer, or next to the locks."""
-    from checker import sanitizer
+    from checker.interpreter import sanitizer
     owner = np.maximum(np.searchsorted(np.asarray(launch.zone_los, dtype=np.int64),
                                        addrs.astype(np.int64), side="right") - 1, 0)
     guarded = np.zeros(addrs.shape, dtype=bool)
@@ -277,9 +277,9 @@ def _check_same_lock(state: _State, launch: Any, builder: Any, addrs: np.ndarray
 
 def _site() -> tuple[str, int]:
     """The learner's line running now: the innermost frame outside Triton and the checker."""
-    from checker import sanitizer
+    from checker.interpreter import sanitizer
     config = sanitizer._config
-    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the checker package
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
@@ -291,7 +291,7 @@ def _site() -> tuple[str, int]:
 
 
 def _where(site: tuple[str, int]) -> str:
-    from checker import sanitizer
+    from checker.interpreter import sanitizer
     filename, lineno = site[0], site[1]
     if not filename:
         return "an unknown line"
@@ -327,7 +327,7 @@ def _guarded_text(launch: Any, addr: int) -> str:
 
 def _fault(builder: Any, launch: Any, addr: int, lines: list[str], cause: str = "lock",
            candidates: tuple = ()) -> Exception:
-    from checker.sanitizer import KernelFault
+    from checker.interpreter.sanitizer import KernelFault
     filename, lineno = _site()
     return KernelFault("lock", tuple(int(i) for i in builder.grid_idx), filename, lineno,
                        _name_of(launch, addr)[0], "\n".join(lines), cause=cause, candidates=candidates)

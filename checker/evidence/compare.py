@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from checker.spec import Tolerance
+from checker.puzzle.model import Tolerance
 
 SCALE_FLOOR = 1e-3  # an output whose reference is all zeros still gets a (tiny) tolerance
 SHOW_INDICES = 5
@@ -25,7 +25,7 @@ class Comparison:
     allowed: float = 0.0        # atol * scale: the absolute part of the tolerance
     rtol: float = 0.0           # the relative part: allowed + rtol * |expected|
     hint: str = ""
-    cause: str = ""             # the hint's cause class, or its candidates (checker/hints.py)
+    cause: str = ""             # the hint's cause class, or its candidates (checker/diagnosis/model.py)
     candidates: list = field(default_factory=list)
 
     def to_json(self) -> dict:

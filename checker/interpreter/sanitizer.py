@@ -47,7 +47,9 @@ import torch
 import triton
 from triton.runtime import interpreter as _interp
 
-from checker import addresses, locks
+from checker.diagnosis import addresses
+
+from checker.interpreter import locks
 
 __all__ = ["KernelFault", "enable", "disable", "sanitized"]
 
@@ -69,7 +71,7 @@ class KernelFault(Exception):
                  message: str, cause: str = "", candidates: tuple = ()) -> None:
         super().__init__(message)
         self.kind = kind
-        self.cause = cause                # the class the evidence names (checker/hints.py)
+        self.cause = cause                # the class the evidence names (checker/diagnosis/model.py)
         self.candidates = candidates      # or the classes it asks about
         self.program_id = program_id
         self.filename = filename
@@ -781,12 +783,12 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
 
 
 def _after(name: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, result: Any) -> None:
-    """Follow locks (checker/locks.py): accesses under one are left out of the race check."""
+    """Follow locks (checker/interpreter/locks.py): accesses under one are left out of the race check."""
     locks.after(_launch, name, args, kwargs, ptr, mask, result)
 
 
 def _barrier_hook() -> Callable:
-    """tl.debug_barrier(), for the lock protocol's release check (checker/locks.py)."""
+    """tl.debug_barrier(), for the lock protocol's release check (checker/interpreter/locks.py)."""
     original = _interp.InterpreterBuilder.create_barrier
 
     def hook(self, *args, **kwargs):

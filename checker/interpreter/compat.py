@@ -50,7 +50,7 @@ def fix_interpreter_patch_leak() -> None:
     """A @triton.jit function called from a kernel (tl.sum, tl.cdiv, a learner's helper) patches
     triton.language for the interpreter and never undoes it (Triton 3.6 through 3.9: the scope
     `_patch_lang` returns is dropped). The launch undoes its own patches of `tl`, but not those of
-    `tl.core`, so after the first launch Triton's compiler front end (checker/frontend.py) would
+    `tl.core`, so after the first launch Triton's compiler front end (checker/interpreter/frontend.py) would
     see interpreter stand-ins. Undo each call's patches when it returns."""
     from triton.runtime import interpreter
     original = interpreter.InterpretedFunction.__call__

@@ -69,7 +69,7 @@ def enable() -> None:
 
 def _install(owner, name: str, make) -> None:
     """owner.name = make(current value), unless ours is already there."""
-    from checker.compat import wraps_with
+    from checker.interpreter.compat import wraps_with
     current = getattr(owner, name)
     if wraps_with(current, "checker_bf16"):
         return
@@ -153,7 +153,7 @@ def _casts(interp, tl) -> None:
                 return interp.TensorHandle(data.astype(np.float32), dst_type.scalar)
             dst = dst_type.scalar
             if dst.is_int() and dst.primitive_bitwidth > 1:  # saturated, as a GPU converts
-                from checker.compat import float_to_int
+                from checker.interpreter.compat import float_to_int
                 return interp.TensorHandle(float_to_int(data, interp._get_np_dtype(dst_type)), dst)
             return interp.TensorHandle(data.astype(interp._get_np_dtype(dst_type)), dst)
         return cast_impl

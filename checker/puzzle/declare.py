@@ -29,7 +29,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from checker.spec import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
+from checker.puzzle.model import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
 
 FP32_ROUNDING = 2.0 ** -24
 # |out - ref| <= atol * scale + rtol * |ref|, scale = RMS of the reference output (spec.Tolerance).
@@ -165,7 +165,7 @@ def case(name: str = "", *, documented: bool = False, dtype: str = "float32", gp
     """One configuration: sizes and block parameters by name, e.g. case(N=1000, BLOCK=128).
 
     gpu_only: left out, a bf16 case runs on a GPU only and an fp32 case everywhere. The
-    interpreter computes bf16 as a GPU does (checker/bf16.py), but slowly: a small bf16 case
+    interpreter computes bf16 as a GPU does (checker/interpreter/bf16.py), but slowly: a small bf16 case
     says gpu_only=False to run on the CPU too, where it catches what only bf16 shows (a sum
     kept in bf16)."""
     if gpu_only is None:
@@ -206,7 +206,7 @@ def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float]
 @dataclass(frozen=True)
 class Variant:
     """A known bug as a formula: what a kernel with that bug computes, the cause class it belongs to
-    (checker/hints.py) and the hint it earns."""
+    (checker/diagnosis/model.py) and the hint it earns."""
     name: str
     cause: str
     hint: str
@@ -218,7 +218,7 @@ def variant(name: str, cause: str, hint: str, compute: Callable[..., Mapping[str
 
 
 class _Timing:
-    """While checker.speed times a launch, scratch buffers are plain torch.empty, as in the learner's
+    """While checker.bench.columns times a launch, scratch buffers are plain torch.empty, as in the learner's
     own code: the poison is the check's tool, and its fill kernels are not the learner's work (at
     p25's shortest bf16 rows, about a fifth of the time in ncu)."""
     active = False
@@ -234,12 +234,12 @@ def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
     import sys
 
     import torch
-    from checker.runcase import poison, poison_of
+    from checker.case import poison, poison_of
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
     if buffer.is_floating_point() and not _Timing.active:
         poison(buffer)
-        sanitizer = sys.modules.get("checker.sanitizer")
+        sanitizer = sys.modules.get("checker.interpreter.sanitizer")
         if sanitizer is not None and sanitizer.enabled() and poison_of(buffer) is not None:
             sanitizer.watch_scratch(buffer, *poison_of(buffer))  # a read of the poison is evidence
     return buffer
@@ -272,7 +272,7 @@ def shared(*tensors) -> None:
     rows under locks, say). The interpreter's race check then asks for atomics or locks there, not
     for other offsets. Call before launching the kernels; a no-op on a GPU."""
     import sys
-    sanitizer = sys.modules.get("checker.sanitizer")
+    sanitizer = sys.modules.get("checker.interpreter.sanitizer")
     if sanitizer is not None:
         sanitizer.expect_shared(sanitizer.shared_tensors() + list(tensors))
 

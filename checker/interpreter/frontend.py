@@ -6,7 +6,7 @@ that is not a constexpr, a call to a plain Python function. Before each interpre
 lower the kernel to Triton IR for a CUDA target, exactly as a GPU launch would (same binder, so
 the same argument types, constexprs and specializations), without a driver or a GPU: only the
 front end (AST -> Triton IR) runs, never the backend passes. A rejection raises
-`GpuCompileError`, which checker/errors.py turns into a learner-facing "compile" error.
+`GpuCompileError`, which checker/diagnosis/faults.py turns into a learner-facing "compile" error.
 
 Anything that goes wrong for reasons that are not the learner's (an API this Triton lacks, an
 internal error, a kernel the front end cannot see as the interpreter does) is swallowed: the
@@ -197,7 +197,7 @@ def _lower(twin: Any, backend: Any, target: Any, bound: dict, specialization: li
     from triton.compiler import ASTSource
     from triton.compiler.errors import CompilationError
 
-    from checker.compat import undo_leaked_patches
+    from checker.interpreter.compat import undo_leaked_patches
     if not undo_leaked_patches():  # interpreter stand-ins we cannot take out: the front end would misread
         return None
     try:

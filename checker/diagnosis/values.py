@@ -1,5 +1,5 @@
 """Turn a wrong output into the likely reason: the hints a teacher would give, each a hypothesis
-checked against the evidence (checker/hints.py).
+checked against the evidence (checker/diagnosis/model.py).
 
 Per output, in order: never-written elements (what is missing, and the questions that raises);
 the right numbers stored transposed or rounded to 16 bits; the right values at the wrong places
@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from checker.compare import Comparison, absolute_tolerance, matches
-from checker.declare import rms
-from checker.hints import NO_HINT, Hint, asking, certain, observed
-from checker.spec import Case, Output, Puzzle, Reference, Tolerance
+from checker.evidence.compare import Comparison, absolute_tolerance, matches
+from checker.puzzle.declare import rms
+from checker.diagnosis.model import NO_HINT, Hint, asking, certain, observed
+from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
 
 ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared output "
                "(a plain load + add + store races between programs on a GPU).")

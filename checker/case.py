@@ -6,12 +6,12 @@ import time
 
 import torch
 
-from checker.compare import compare
-from checker.diagnose import Evidence, output_hint
-from checker.errors import describe
-from checker.guards import guard_outputs, overrun_text, overruns
+from checker.evidence.compare import compare
+from checker.diagnosis.values import Evidence, output_hint
+from checker.diagnosis.faults import describe
+from checker.evidence.guards import guard_outputs, overrun_text, overruns
 from checker.source import KernelSource
-from checker.spec import Case, Part, Puzzle
+from checker.puzzle.model import Case, Part, Puzzle
 
 MAX_MAP = 64  # error maps for plots are pooled down to at most MAX_MAP x MAX_MAP
 
@@ -140,7 +140,7 @@ def _terms(reference, output) -> "int | torch.Tensor":
 def _sanitizer():
     """The sanitizer module when it guards this process's launches (the interpreter), else None."""
     import sys
-    sanitizer = sys.modules.get("checker.sanitizer")
+    sanitizer = sys.modules.get("checker.interpreter.sanitizer")
     return sanitizer if sanitizer is not None and sanitizer.enabled() else None
 
 
@@ -265,7 +265,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             poisoned[output.name] = True
     before = {name: value.clone() for name, value in inputs.items() if torch.is_tensor(value)}
     sanitizer = _sanitizer() if device == "cpu" else None
-    # where nothing stops a store past an output's end, a band after it shows one (checker/guards.py)
+    # where nothing stops a store past an output's end, a band after it shows one (checker/evidence/guards.py)
     guards = guard_outputs(outputs) if sanitizer is None else []
     if sanitizer is not None:
         # a race message depends on whether the output sums shares; a read of the fill is evidence

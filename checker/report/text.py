@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from checker.diagnose_summary import summary_hints
-from checker.spec import Puzzle
+from checker.diagnosis.across_cases import summary_hints
+from checker.puzzle.model import Puzzle
 
 OK, BAD = "✅", "❌"
 INDENT = "   "

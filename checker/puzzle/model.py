@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class SpecError(Exception):
@@ -79,7 +79,7 @@ class Reference:
 @dataclass(frozen=True)
 class Pattern:
     """A known bug: if a wrong output matches `Reference.alternatives[name]`, show `hint`; `cause`
-    is its class (checker/hints.py CAUSES)."""
+    is its class (checker/diagnosis/model.py CAUSES)."""
     name: str
     hint: str
     cause: str
@@ -90,7 +90,7 @@ class SummaryPattern:
     """If only cases selected by `selects` fail, at least `coverage` of them do, and other cases
     pass, show `hint`. Which cases fail is weak evidence on its own: `cause` names the class only
     where that pattern leaves one explanation (only bf16 fails: precision); otherwise `candidates`
-    lists the classes the hint asks about, likeliest first (checker/hints.py)."""
+    lists the classes the hint asks about, likeliest first (checker/diagnosis/model.py)."""
     hint: str
     selects: Callable[[Case], bool]
     coverage: float = 0.5

@@ -110,16 +110,16 @@ def run(request: dict, channel) -> None:
         _run_parts(request, channel, puzzle, source, backend)
     finally:
         if backend == "interpreter":
-            from checker import frontend
+            from checker.interpreter import frontend
             frontend.disable()
         if backend == "interpreter" and request.get("sanitize", True):
-            from checker import sanitizer
+            from checker.interpreter import sanitizer
             sanitizer.disable()
 
 
 def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
-    from checker.errors import describe
-    from checker.runcase import run_case
+    from checker.diagnosis.faults import describe
+    from checker.case import run_case
     try:
         kernels = _load_kernels(source, f"learner_{puzzle.key}")
     except BaseException as exc:  # the learner's top-level code: anything can happen
@@ -127,14 +127,15 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         return
 
     if backend == "interpreter":
-        from checker import bf16, frontend
-        from checker.compat import fix_interpreter
+        from checker.interpreter import bf16
+        from checker.interpreter import frontend
+        from checker.interpreter.compat import fix_interpreter
         fix_interpreter()
         bf16.enable()  # bf16 arithmetic as a GPU rounds it (the interpreter alone returns garbage)
         # what no GPU compiles fails here too, before the interpreter runs it
         frontend.enable()
     if backend == "interpreter" and request.get("sanitize", True):
-        from checker import sanitizer
+        from checker.interpreter import sanitizer
         sanitizer.enable(learner_files=lambda f: f == source.filename,
                          describe_line=lambda f, n: source.describe_line(n),
                          in_loop=lambda f, n: source.in_loop(n))
@@ -142,7 +143,7 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     if request.get("bench"):
         from dataclasses import asdict
 
-        from checker.speed import time_case
+        from checker.bench.columns import time_case
         for case in puzzle.bench.cases():
             channel.send("case_start", part=puzzle.bench.part, case=case.name, time=time.time())
             channel.send("launch", part=puzzle.bench.part, case=case.name)

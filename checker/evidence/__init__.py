@@ -1,0 +1,1 @@
+"""Facts a run leaves (comparisons, guard bands): numbers, no learner prose."""

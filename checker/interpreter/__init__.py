@@ -1,0 +1,1 @@
+"""Instruments on Triton's interpreter: the front-end compile, bf16, the sanitizer, the lock protocol."""

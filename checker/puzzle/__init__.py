@@ -1,0 +1,1 @@
+"""What a puzzle is: its model, and the vocabulary a spec declares it with."""
