@@ -7,6 +7,7 @@ import time
 import torch
 
 from checker.evidence.compare import compare
+from checker.poison import poison, poison_of, unwritten_mask
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.faults import describe
 from checker.evidence.guards import guard_outputs, overrun_text, overruns
@@ -88,35 +89,6 @@ def _reproducibility(part: Part, kernels, inputs: dict, case: Case, first: dict)
 
 def _same_width_int(t: torch.Tensor) -> torch.dtype:
     return {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-
-
-# Quiet NaNs with a payload no arithmetic produces (computed NaNs carry the default payload): an
-# element still holding these bits was never written; any other NaN the kernel computed.
-POISON_BITS = {4: (torch.int32, 0x7FA5A5A5), 2: (torch.int16, 0x7FA5), 8: (torch.int64, 0x7FF5A5A5A5A5A5A5)}
-
-
-def poison(t: torch.Tensor) -> None:
-    if t.is_floating_point() and t.element_size() in POISON_BITS:
-        int_type, bits = POISON_BITS[t.element_size()]
-        t.view(int_type).fill_(bits)
-    else:
-        t.fill_(float("nan"))
-
-
-def poison_of(t: torch.Tensor) -> tuple | None:
-    """(NumPy integer type, bits) of the poison in a tensor that `poison` filled, for the sanitizer."""
-    import numpy as np
-    if not (t.is_floating_point() and t.element_size() in POISON_BITS):
-        return None
-    int_type, bits = POISON_BITS[t.element_size()]
-    return {torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64}[int_type], bits
-
-
-def unwritten_mask(t: torch.Tensor) -> torch.Tensor:
-    if t.is_floating_point() and t.element_size() in POISON_BITS and t.is_contiguous():
-        int_type, bits = POISON_BITS[t.element_size()]
-        return (t.view(int_type) == bits).cpu()
-    return torch.isnan(t.detach()).cpu()
 
 
 def _unwritten_counts(part, produced: dict, poisoned: dict) -> dict[str, int]:

@@ -14,7 +14,7 @@ Pure Python, so the report can use it without torch.
 """
 from __future__ import annotations
 
-from checker.diagnosis.model import Hint
+from checker.diagnosis.model import Diagnosis
 from checker.puzzle.model import Case, Puzzle
 
 
@@ -49,7 +49,7 @@ def _contradicted(pattern, failing: list[tuple[Case, dict]]) -> bool:
     return all(atomic_only(r) for _, r in failing)
 
 
-def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint]:
+def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diagnosis]:
     """results: (case, its case_result event). The most specific one (fewest cases of its kind):
     a second, broader pattern over the same failures only adds a question that pulls elsewhere."""
     failing = [(case, r) for case, r in results if r.get("status") != "pass"]
@@ -67,5 +67,5 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Hint
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"
         if covers and all(pattern.selects(case) for case, _ in failing) and any(not pattern.selects(c) for c in passing):
-            found.append((len(selected), Hint(pattern.hint, pattern.cause, tuple(pattern.candidates))))
+            found.append((len(selected), Diagnosis(pattern.hint, pattern.cause, tuple(pattern.candidates))))
     return [hint for _, hint in sorted(found, key=lambda item: item[0])[:1]]

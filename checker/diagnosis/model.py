@@ -1,4 +1,9 @@
-"""A hint is a hypothesis: its text, the cause class it names, and how sure the evidence makes it.
+"""A hint is a hypothesis: one record, `Diagnosis`, for every hint the checker gives.
+
+A diagnosis says what was seen (with its numbers), the cause class the evidence singles out or the
+classes it asks about, what to check, how strong the evidence is, and where; renderers (the text,
+HTML and JSON reports) only lay it out. Its `code` is stable ("values.shifted", "fault.oob",
+"cases.larger_than_a_block"): tests pin a hint by its code and cause, not by its words.
 
 Every hint the checker prints carries a cause class from CAUSES, so that a test (and the mutation
 tool, `python -m checker.mutate`) can tell a right hint from a lucky one. A hint names one cause
@@ -10,6 +15,8 @@ This module is pure Python: the report and the command line use it without torch
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Mapping
 
 # The cause classes, each the kind of change that fixes the bug. Mutants of the reference
 # solutions are made by class (checker/mutate.py), and a hint is precise when it names the class
@@ -35,48 +42,102 @@ CAUSES = {
 }
 
 
+class Strength(IntEnum):
+    """How the evidence supports the cause, weakest first."""
+    PATTERN = 1   # which cases fail, and which pass (across cases)
+    FIT = 2       # the values fit a signature: shares, a ratio, a shift, a known-bug variant
+    PROOF = 3     # the run proves it: lanes and strides, the lock protocol, the compiler
+
+
 @dataclass(frozen=True)
-class Hint:
-    """text: what the learner reads. cause: the class the evidence singles out ('' if none does).
-    candidates: where several causes fit, the classes the text asks about, likeliest first."""
-    text: str
+class Span:
+    """Where in the learner's code: the kernel, the notebook cell, the line and its text."""
+    kernel: str = ""
+    cell: int | None = None
+    line: int = 0
+    code: str = ""
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "cell": self.cell, "line": self.line, "code": self.code}
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A change to try, and whether it is certainly right (rustc's MachineApplicable) or may not be."""
+    code: str
+    certain: bool = False
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One hint. observed: what was seen, with its numbers; until a producer words its parts apart,
+    the whole of its text. cause: the class the evidence singles out ('' if none does).
+    candidates: where several causes fit, the classes it asks about, likeliest first. question:
+    what to check. notes: further lines (what a GPU would do). data: the numbers for renderers and
+    tests."""
+    observed: str
     cause: str = ""
     candidates: tuple[str, ...] = field(default_factory=tuple)
+    code: str = ""
+    question: str = ""
+    strength: Strength = Strength.FIT
+    subject: str = ""
+    where: Span | None = None
+    notes: tuple[str, ...] = ()
+    suggestion: Suggestion | None = None
+    data: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         for name in (self.cause, *self.candidates):
             if name and name not in CAUSES:
                 raise ValueError(f"unknown cause class {name!r}; known: {', '.join(CAUSES)}")
+        if self.cause and self.candidates:
+            raise ValueError("a diagnosis names one cause or asks about candidates, not both")
+
+    @property
+    def text(self) -> str:
+        """What the learner reads: the observation, then the question, then the notes."""
+        return " ".join(part for part in (self.observed, self.question, *self.notes) if part)
 
     def __bool__(self) -> bool:
-        return bool(self.text)
+        return bool(self.observed or self.question)
 
     @property
     def classes(self) -> tuple[str, ...]:
-        """Every class the hint points at: the named cause, or its candidates."""
+        """Every class the diagnosis points at: the named cause, or its candidates."""
         return (self.cause,) if self.cause else self.candidates
 
     def to_json(self) -> dict:
-        return {"hint": self.text, "cause": self.cause, "candidates": list(self.candidates)}
+        """The report's hint entry: "hint", "cause" and "candidates" as in version 1, and the rest."""
+        entry = {"hint": self.text, "cause": self.cause, "candidates": list(self.candidates)}
+        if self.code:
+            entry["code"] = self.code
+        entry["strength"] = self.strength.name.lower()
+        if self.where is not None:
+            entry["where"] = self.where.to_json()
+        return entry
 
 
-NO_HINT = Hint("")
+NO_HINT = Diagnosis("")
 
 
-def certain(text: str, cause: str) -> Hint:
+def certain(text: str, cause: str, code: str = "", **more: Any) -> Diagnosis:
     """The evidence singles out one cause."""
-    return Hint(text, cause)
+    return Diagnosis(text, cause, code=code, **more)
 
 
-def asking(text: str, *candidates: str) -> Hint:
+def asking(text: str, *candidates: str, code: str = "", **more: Any) -> Diagnosis:
     """Several causes fit: the text says what was seen and asks about each, likeliest first."""
-    return Hint(text, "", tuple(candidates))
+    return Diagnosis(text, "", tuple(candidates), code=code, **more)
 
 
-def observed(text: str) -> Hint:
+def observed(text: str, code: str = "", **more: Any) -> Diagnosis:
     """What was seen, naming no cause."""
-    return Hint(text)
+    return Diagnosis(text, code=code, **more)
 
 
-def from_json(data: dict) -> Hint:
-    return Hint(data.get("hint", ""), data.get("cause", ""), tuple(data.get("candidates", ())))
+def from_json(data: dict) -> Diagnosis:
+    where = data.get("where")
+    return Diagnosis(data.get("hint", ""), data.get("cause", ""), tuple(data.get("candidates", ())),
+                     code=data.get("code", ""), strength=Strength[data.get("strength", "fit").upper()],
+                     where=Span(**where) if where else None)

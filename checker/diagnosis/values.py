@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import torch
 
 from checker.evidence.compare import Comparison, absolute_tolerance, matches
-from checker.puzzle.declare import rms
-from checker.diagnosis.model import NO_HINT, Hint, asking, certain, observed
+from checker.tensors import rms, unravel
+from checker.diagnosis.model import NO_HINT, Diagnosis, asking, certain, observed
 from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
 
 ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared output "
@@ -64,7 +64,7 @@ def _unexplained(count: int, case: Case | None) -> bool:
     return bool(known) and not any(count == v or count % v == 0 for v in known if v > 1) and count not in known
 
 
-def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None = None) -> Hint:
+def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None = None) -> Diagnosis:
     if comparison.n_unwritten == comparison.n_total:
         return asking("never written: no store reached this output (still the checker's NaN fill). Is the store "
                       "there, through this output's pointer; is it reached (a loop that never runs?); and does its "
@@ -123,7 +123,7 @@ def _atomic_advice(evidence: Evidence, name: str) -> tuple[str, str, tuple[str, 
 
 
 def _share_hint(got: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor, tol: Tolerance, scale: float,
-                unit: str, evidence: Evidence, name: str) -> Hint:
+                unit: str, evidence: Evidence, name: str) -> Diagnosis:
     """Does each element that sums several shares equal one single share? Then shares were
     overwritten, not summed."""
     m = shares.shape[0]
@@ -148,9 +148,9 @@ def _share_hint(got: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor, 
                       *dict.fromkeys(((cause,) if cause else ()) + candidates + ("formula",)))
     for row in range(m):
         if bool((hits[row] | ~flat_touched[row]).all()) and bool(flat_touched[row].all()):
-            return Hint(f"equals the share of {unit} {row} alone: the other {unit}s' contributions were "
+            return Diagnosis(f"equals the share of {unit} {row} alone: the other {unit}s' contributions were "
                         f"overwritten or never added. " + advice, cause, candidates)
-    return Hint(f"each element equals one {unit}'s share: the shares overwrote each other instead of adding up. "
+    return Diagnosis(f"each element equals one {unit}'s share: the shares overwrote each other instead of adding up. "
                 + advice, cause, candidates)
 
 
@@ -160,7 +160,7 @@ def _equal_shares(shares: torch.Tensor, touched: torch.Tensor, allowed: torch.Te
     return bool((((shares - first).abs() <= allowed) | ~touched).all())
 
 
-def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Hint:
+def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Diagnosis:
     """Elements no program added to (still exactly the zero they started at): which ones."""
     sizeable = ref.abs() > 1e-6 * float(ref.abs().max())
     empty = sizeable & (got.abs() <= 1e-6 * ref.abs())
@@ -185,7 +185,7 @@ def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Hint:
 
 
 def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor,
-               tol: Tolerance, scale: float, evidence: Evidence, name: str) -> Hint:
+               tol: Tolerance, scale: float, evidence: Evidence, name: str) -> Diagnosis:
     """Lost updates have a signature: where every share of an element is the same (identical rows,
     constant inputs), a sum that lost updates holds a whole number k of shares, 1 <= k < n. A total
     that is merely off (a wrong formula, atomics everywhere) does not fit, and gets no such hint."""
@@ -208,7 +208,7 @@ def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touch
         return NO_HINT
     fraction = float((flat_got[keep] / flat_ref[keep]).median())
     advice, cause, candidates = _atomic_advice(evidence, name)
-    return Hint(f"about {fraction:.0%} of the expected total, and a whole number of equal shares: some shares were "
+    return Diagnosis(f"about {fraction:.0%} of the expected total, and a whole number of equal shares: some shares were "
                 f"lost on the way. " + advice, cause, candidates)
 
 
@@ -216,7 +216,7 @@ def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touch
 # Right numbers, wrong places
 
 
-def _layout_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, condition: float) -> Hint:
+def _layout_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, condition: float) -> Diagnosis:
     """Right numbers, wrong layout (stored transposed) or squeezed through a 16-bit type."""
     if ref.dim() == 2 and ref.shape[0] > 1 and ref.shape[1] > 1:
         as_transposed = got.reshape(-1).reshape(ref.shape[1], ref.shape[0]).T
@@ -257,16 +257,8 @@ def _mostly_rounded(got: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype, bi
     return float(((seen == nearest) | (seen == toward_zero)).double().mean()) >= 0.9
 
 
-def _index_text(flat: int, shape: tuple) -> str:
-    index = []
-    for dim in reversed(shape):
-        index.append(flat % dim)
-        flat //= dim
-    return str(list(reversed(index)))
-
-
 def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, condition: float,
-               unwritten: int = 0) -> Hint:
+               unwritten: int = 0) -> Diagnosis:
     """The right values at the wrong places: nearly every wrong element holds a value the
     reference has elsewhere. Only where the reference's values are distinct (random data), so that
     a match cannot be chance; a constant shift of the flat index is named. unwritten: elements still
@@ -296,8 +288,8 @@ def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Toleran
     shifts = (source - wrong)[hit]
     common, count = torch.mode(shifts)
     example = int(wrong[hit][0]), int(source[hit][0])
-    where = (f"e.g. {_index_text(example[0], tuple(ref.shape))} holds the value expected at "
-             f"{_index_text(example[1], tuple(ref.shape))}")
+    where = (f"e.g. {str(list(unravel(example[0], tuple(ref.shape))))} holds the value expected at "
+             f"{str(list(unravel(example[1], tuple(ref.shape))))}")
     if int((shifts == common).sum()) >= 0.9 * shifts.numel():
         k = int(common)
         side = "after" if k > 0 else "before"
@@ -315,7 +307,7 @@ def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Toleran
 # What the wrong elements have in common, when nothing else is singled out
 
 
-def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Hint:
+def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Diagnosis:
     """Every element off by the same factor: a constant or a scale in the formula."""
     sizeable = ref.abs() > 1e-3 * float(ref.abs().max())
     if int(sizeable.sum()) < 4:
@@ -350,7 +342,7 @@ LARGE_INPUT = 30.0   # randn inputs stay below ~6; a case that means its inputs 
 
 
 def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison, evidence: Evidence, name: str,
-                    case: Case | None, puzzle: Puzzle | None = None) -> Hint:
+                    case: Case | None, puzzle: Puzzle | None = None) -> Diagnosis:
     n = comparison.n_nonfinite
     elements = f"{n} element{'s are' if n > 1 else ' is'}"
     if name in evidence.poison_read:
@@ -384,7 +376,7 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
     bad = ~torch.isfinite(got)
     if not bool(got[bad].isnan().any()) and bool((ref[bad].abs() > FP16_MAX).all()):
         # Inf exactly where the answer is beyond float16's range: nothing else singles out those elements
-        return Hint(f"{elements} Inf where the expected value is beyond float16's range (up to "
+        return Diagnosis(f"{elements} Inf where the expected value is beyond float16's range (up to "
                     f"{float(ref[bad].abs().max()):.4g}; float16 holds at most 65 504): a value or a running sum "
                     f"was kept in float16. Keep it in fp32 (tl.float32) until the final store.", "precision")
     if evidence.input_peak >= LARGE_INPUT:
@@ -487,7 +479,7 @@ def _distance(got: torch.Tensor, target: torch.Tensor, ref: torch.Tensor, scale:
     return float(torch.where(diff == 0, 0.0, diff / allowed).max())
 
 
-def _combine(variants: list, share: Hint) -> Hint:
+def _combine(variants: list, share: Diagnosis) -> Diagnosis:
     """One variant and nothing else fits: its hint. Several explanations fit the same numbers
     (two variants, or a variant and a sharing signature that names another cause): say so, and ask
     about each. A sharing observation that names no cause only describes what the variant explains."""
@@ -497,7 +489,7 @@ def _combine(variants: list, share: Hint) -> Hint:
     texts = list(dict.fromkeys(text for text, _ in explanations))
     causes = tuple(dict.fromkeys(cause for _, classes in explanations for cause in classes if cause))
     if len(texts) == 1:
-        return Hint(texts[0], variants[0].cause) if len(variants) == 1 else asking(texts[0], *causes)
+        return Diagnosis(texts[0], variants[0].cause) if len(variants) == 1 else asking(texts[0], *causes)
     lines = " Or: ".join(texts)
     return asking(f"these numbers fit more than one known mistake. {lines}", *causes)
 
@@ -507,7 +499,7 @@ def _combine(variants: list, share: Hint) -> Hint:
 
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
                 comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None,
-                others: dict | None = None) -> Hint:
+                others: dict | None = None) -> Diagnosis:
     """The hint for one wrong output. others: the case's other outputs, name -> (got, tolerance)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from checker.puzzle.model import Tolerance
+from checker.tensors import unravel
 
 SCALE_FLOOR = 1e-3  # an output whose reference is all zeros still gets a (tiny) tolerance
 SHOW_INDICES = 5
@@ -32,14 +33,6 @@ class Comparison:
         return asdict(self)
 
 
-def _index(flat: int, shape: tuple) -> tuple:
-    out = []
-    for dim in reversed(shape):
-        out.append(flat % dim)
-        flat //= dim
-    return tuple(reversed(out))
-
-
 def absolute_tolerance(tol: Tolerance, scale: float, condition: float = 1.0) -> float:
     return (tol.atol + tol.per_condition * condition) * max(scale, SCALE_FLOOR)
 
@@ -60,7 +53,7 @@ def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol:
     finite = diff[~nonfinite]
     ratio = (diff / allowed)[~nonfinite]
     flat_bad = torch.nonzero(bad.reshape(-1)).reshape(-1)[:SHOW_INDICES].tolist()
-    first = [(_index(i, tuple(ref.shape)), float(ref.reshape(-1)[i]), float(got.reshape(-1)[i])) for i in flat_bad]
+    first = [(unravel(i, tuple(ref.shape)), float(ref.reshape(-1)[i]), float(got.reshape(-1)[i])) for i in flat_bad]
     n_unwritten = int(unwritten.sum())
     # with NaN/Inf present the largest difference is not a number: say so rather than print 0
     max_diff = float("nan") if bool(nonfinite.any()) else (float(finite.max()) if finite.numel() else 0.0)

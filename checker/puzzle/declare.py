@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from checker.puzzle.model import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
+from checker.tensors import rms
 
 FP32_ROUNDING = 2.0 ** -24
 # |out - ref| <= atol * scale + rtol * |ref|, scale = RMS of the reference output (spec.Tolerance).
@@ -234,7 +235,7 @@ def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
     import sys
 
     import torch
-    from checker.case import poison, poison_of
+    from checker.poison import poison, poison_of
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
     if buffer.is_floating_point() and not _Timing.active:
@@ -563,12 +564,6 @@ def _launch_with(fn: Callable[..., Any], kernels: Any, names: Mapping[str, Any])
     if want is None:
         return fn(kernels, **names)
     return fn(kernels, **{n: names[n] for n in want[1:]})
-
-
-def rms(t: Any) -> float:
-    """Root mean square of a tensor, in float64; 0 for an empty one."""
-    t = t.double()
-    return float(t.pow(2).mean().sqrt()) if t.numel() else 0.0
 
 
 def _to_cpu(found: Any) -> Any:

@@ -65,7 +65,7 @@ def unwritten_where(out, where):
     output computed from elements your kernel never wrote is reported as never written, not as a
     NaN the arithmetic made."""
     import torch
-    from checker.case import poison
+    from checker.poison import poison
     if not bool(where.any()):
         return out
     fill = torch.empty_like(out)
@@ -77,7 +77,7 @@ def mlp_step(kernels, x, wg, wu, wd, dy, M, N, BLOCK, NUM_WARPS):
     """The gated MLP's forward and backward: PyTorch's matmuls (puzzles 15 and 16 graded yours),
     your two gate kernels between them. Only a and b are kept from the forward: h is recomputed
     in the backward for dW_down, by your forward kernel."""
-    from checker.case import unwritten_mask
+    from checker.poison import unwritten_mask
     a, b = x @ wg.T, x @ wu.T                      # the two up-projections, in x's dtype
     h = scratch((M, N), like=x)
     gate_fwd(kernels, a, b, h, M, N, BLOCK, NUM_WARPS)
