@@ -47,6 +47,7 @@ import torch
 import triton
 from triton.runtime import interpreter as _interp
 
+from checker import instruments
 from checker.diagnosis import addresses
 
 from checker.interpreter import locks
@@ -870,6 +871,7 @@ def enable(learner_files: Callable[[str], bool] = lambda f: True,
     global _config
     _config = _Config(learner_files, describe_line, in_loop)
     _learner_file.clear()
+    instruments.install(sys.modules[__name__])  # scratch() and shared() reach this module there
     if _originals:
         return
     for name, (kind, ptr_pos, mask_pos, op) in _MEMORY_OPS.items():
@@ -895,6 +897,7 @@ def disable() -> None:
     _originals.clear()
     _config = None
     _launch = None
+    instruments.install(None)
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from checker.puzzle.model import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
+from checker import instruments
 from checker.tensors import rms
 
 FP32_ROUNDING = 2.0 ** -24
@@ -232,17 +233,15 @@ def scratch(shape: int | Sequence[int], *, like: Any, dtype: Any = None) -> Any:
     zeros on a fresh CPU allocation and garbage on a GPU, so a kernel that adds into a buffer it
     never cleared would pass or fail by luck; poisoned, it fails on both backends, every time.
     Not poisoned while a benchmark times the launch (timing())."""
-    import sys
-
     import torch
     from checker.poison import poison, poison_of
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     buffer = torch.empty(dims, dtype=dtype or like.dtype, device=like.device)
     if buffer.is_floating_point() and not _Timing.active:
         poison(buffer)
-        sanitizer = sys.modules.get("checker.interpreter.sanitizer")
-        if sanitizer is not None and sanitizer.enabled() and poison_of(buffer) is not None:
-            sanitizer.watch_scratch(buffer, *poison_of(buffer))  # a read of the poison is evidence
+        guard = instruments.active()
+        if guard is not None and poison_of(buffer) is not None:
+            guard.watch_scratch(buffer, *poison_of(buffer))  # a read of the poison is evidence
     return buffer
 
 
@@ -272,10 +271,9 @@ def shared(*tensors) -> None:
     """In a launch: these scratch buffers are added into by several programs on purpose (partial
     rows under locks, say). The interpreter's race check then asks for atomics or locks there, not
     for other offsets. Call before launching the kernels; a no-op on a GPU."""
-    import sys
-    sanitizer = sys.modules.get("checker.interpreter.sanitizer")
-    if sanitizer is not None:
-        sanitizer.expect_shared(sanitizer.shared_tensors() + list(tensors))
+    guard = instruments.active()
+    if guard is not None:
+        guard.expect_shared(guard.shared_tensors() + list(tensors))
 
 
 def next_pow2(size: str, cap: int | None = None, floor: int = 1) -> Callable[..., int]:
