@@ -8,6 +8,7 @@ import torch
 
 from checker.evidence.compare import compare
 from checker.poison import poison, poison_of, unwritten_mask
+from checker.diagnosis.model import NO_HINT, Diagnosis, Strength, certain
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.faults import describe
 from checker.evidence.guards import guard_outputs, overrun_text, overruns
@@ -77,13 +78,14 @@ def _reproducibility(part: Part, kernels, inputs: dict, case: Case, first: dict)
             differ = int((a.reshape(-1).view(torch.uint8 if a.element_size() == 1 else _same_width_int(a))
                           != b.reshape(-1).view(torch.uint8 if b.element_size() == 1 else _same_width_int(b))).sum())
             if differ and all(f["label"] != output.label for f in found):
+                differs = certain(f"not reproducible: launch {launch} of {part.repeat} differs from launch 1 in "
+                                  f"{differ} of {a.numel()} elements, bit for bit. Atomic additions land in a "
+                                  f"different order every run, and floating-point addition is not "
+                                  f"associative: sum each program's share into its own slot, then reduce "
+                                  f"the slots in a fixed order.", "determinism", code="values.not_reproducible",
+                                  strength=Strength.PROOF, subject=output.label, data={"differ": differ})
                 found.append({"label": output.label, "ok": False, "forward": output.forward,
-                              "title": output.title or output.label, "cause": "determinism", "candidates": [],
-                              "hint": f"not reproducible: launch {launch} of {part.repeat} differs from launch 1 in "
-                                      f"{differ} of {a.numel()} elements, bit for bit. Atomic additions land in a "
-                                      f"different order every run, and floating-point addition is not "
-                                      f"associative: sum each program's share into its own slot, then reduce "
-                                      f"the slots in a fixed order."})
+                              "title": output.title or output.label, **differs.to_json()})
     return found
 
 
@@ -268,11 +270,13 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         tol = puzzle.tolerance(case.dtype, output)
         if got is None or tuple(got.shape) != tuple(ref.shape) and got.numel() != ref.numel():
             shape = None if got is None else list(got.shape)
+            wrong = Diagnosis(f"wrong shape: expected {list(ref.shape)}, got {shape}", code="values.shape",
+                              strength=Strength.PROOF, subject=output.label)
             comparisons.append({"label": output.label, "ok": False, "forward": output.forward,
-                                "title": output.title or output.label,
-                                "hint": f"wrong shape: expected {list(ref.shape)}, got {shape}"})
+                                "title": output.title or output.label, **wrong.to_json()})
             continue
         unwritten = unwritten_mask(got) if poisoned.get(output.name) else None
+        diagnosis = NO_HINT
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
                              unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
@@ -281,10 +285,10 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                 evidence.unwritten = _unwritten_counts(part, produced, poisoned)
             others = {o.name: (produced.get(o.name), puzzle.tolerance(case.dtype, o)) for o in part.outputs
                       if o.name != output.name}
-            hint = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others)
-            comparison.hint, comparison.cause, comparison.candidates = hint.text, hint.cause, list(hint.candidates)
+            diagnosis = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
-        comparisons.append({**comparison.to_json(), "forward": output.forward, "title": output.title or output.label})
+        comparisons.append({**comparison.to_json(), **diagnosis.to_json(), "forward": output.forward,
+                            "title": output.title or output.label})
     for output in part.outputs:
         if output.name in overrun:
             label = f"{output.label} past its end"

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from checker import registry
-from checker.report.text import Report
+from checker.report import json as report_json
+from checker.report.model import Report
 from checker.run.runner import DEFAULT_TIMEOUT
 from checker.run.session import BACKENDS, run_check
 from checker.source import NotebookError, from_file, from_notebook, static_problems
@@ -116,52 +117,6 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _json_report(entries: list[dict]) -> dict:
-    return {"schema": "triton-gpu-puzzles/report/1",
-            "passed": bool(entries) and all(e["passed"] for e in entries), "puzzles": entries}
-
-
-def report_entry(puzzle: Puzzle, origin: str, report: Report | None, status: str = "") -> dict:
-    """One puzzle's JSON entry (see checker/report/schema.json): everything the text report says,
-    for failures as for passes: every part, case, output, difference, hint and its cause class."""
-    results = report.results if report is not None else []
-    cases = []
-    for r in results:
-        outputs = [_output_entry(c) for c in r.get("comparisons", [])]
-        error = r.get("error") or {}
-        cases.append({"part": r["part"], "backend": r.get("backend", ""), "case": r["case"], "dims": r["dims"],
-                      "dtype": r["dtype"], "verdict": r["status"], "error": error.get("message", ""),
-                      "error_detail": {k: error.get(k, d) for k, d in
-                                       (("kind", ""), ("where", ""), ("code", ""), ("cause", ""), ("candidates", []))},
-                      "outputs": outputs, "hints": [_hint_entry(h) for h in r.get("hints", [])],
-                      "mutated_inputs": list(r.get("mutated", []))})
-    parts = report.parts if report is not None else []
-    return {"puzzle": puzzle.key, "title": puzzle.title, "source": origin,
-            "status": status or ("pass" if report is not None and report.passed else "fail"),
-            "passed": bool(report is not None and report.passed), "parts": parts, "cases": cases,
-            "hints": [{"part": h["part"], "backend": h["backend"], **_hint_entry(h)}
-                      for h in (report.hints if report is not None else [])],
-            "not_run": list(report.not_run) if report is not None else []}
-
-
-def _hint_entry(h: dict) -> dict:
-    return {"hint": h.get("hint", ""), "cause": h.get("cause", ""), "candidates": list(h.get("candidates", []))}
-
-
-def _output_entry(c: dict) -> dict:
-    return {"output": c["label"], "max_difference": _finite(c.get("max_diff")),
-            "tolerance": c.get("allowed"), "rtol": c.get("rtol"), "verdict": "pass" if c["ok"] else "fail",
-            "wrong": c.get("n_bad"), "total": c.get("n_total"), "never_written": c.get("n_unwritten"),
-            "nonfinite": c.get("n_nonfinite"),
-            "first_wrong": [{"index": list(index), "expected": _finite(expected), "got": _finite(got)}
-                            for index, expected, got in c.get("first_bad", [])],
-            **_hint_entry(c)}
-
-
-def _finite(value):
-    return value if isinstance(value, (int, float)) and value == value and abs(value) != float("inf") else None
-
-
 def _not_started(puzzle: Puzzle, source) -> bool:
     problems = static_problems(source, puzzle.kernel_names)
     stubs = [p for p in problems if p.kind == "not_implemented"]
@@ -197,7 +152,7 @@ def _check_all(args) -> int:
                     continue
                 _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} checking …")
                 report = reports[puzzle.key].result()
-                entries.append(report_entry(puzzle, str(path), report))
+                entries.append(report_json.report_entry(puzzle, str(path), report))
                 _say_parts(puzzle, report)
                 everything_ok &= report.passed
         except KeyboardInterrupt:
@@ -208,7 +163,7 @@ def _check_all(args) -> int:
             kill_busy_workers()
             raise
     if args.json:
-        print(json.dumps(_json_report(entries), indent=1))
+        print(json.dumps(report_json.document(entries), indent=1))
     return EXIT_PASS if everything_ok else EXIT_FAIL
 
 
@@ -217,15 +172,15 @@ def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
     path = puzzle.solution if args.solution else folder / puzzle.notebook.name
     if not path.is_file():
         _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started (no {path.name})")
-        return puzzle, None, report_entry(puzzle, str(path), None, "missing"), path
+        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "missing"), path
     try:
         source = from_file(path, path.name) if args.solution else from_notebook(path, path.name)
     except NotebookError as err:
         _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} ❌ {err}")
-        return puzzle, None, report_entry(puzzle, str(path), None, "unreadable"), path
+        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "unreadable"), path
     if not args.solution and _not_started(puzzle, source):
         _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started")
-        return puzzle, None, report_entry(puzzle, str(path), None, "not_started"), path
+        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "not_started"), path
     return puzzle, source, None, path
 
 
@@ -332,7 +287,7 @@ def _main(argv: list[str] | None = None) -> int:
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
                        sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)
     if args.json:
-        print(json.dumps(_json_report([report_entry(puzzle, source.origin, report)]), indent=1))
+        print(json.dumps(report_json.document([report_json.report_entry(puzzle, source.origin, report)]), indent=1))
     if report.usage_error:
         return EXIT_USAGE
     return EXIT_PASS if report.passed else EXIT_FAIL

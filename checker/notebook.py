@@ -10,7 +10,7 @@ import re
 from checker import registry
 
 from checker.report import html as rich
-from checker.report.text import Report
+from checker.report.model import Report
 from checker.run.runner import DEFAULT_TIMEOUT
 from checker.run.session import run_check
 from checker.source import from_file, from_namespace

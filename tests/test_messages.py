@@ -14,7 +14,8 @@ import json
 import pytest
 
 from checker import registry, stubs
-from checker.report.text import Report, ReportWriter
+from checker.report.model import Report
+from checker.report.text import ReportWriter
 from checker.run.session import run_check
 from checker.source import from_namespace, from_notebook, static_problems
 

@@ -17,7 +17,7 @@ from checker.mutate.cli import mutate_puzzle, sample
 from checker.mutate.operators import CLASSES, OPERATORS, mutants_of
 from checker.mutate.run import Outcome, report_hints, verdict
 from checker.mutate.score import Scored
-from checker.report.text import Report
+from checker.report.model import Report
 
 TINY = '''"""A kernel that has one site for every operator."""
 import triton

@@ -13,7 +13,8 @@ from catalog import entries, patched
 from checker import registry
 from checker.report import html as rich
 from checker.notebook import NotebookReport, check, in_jupyter
-from checker.report.text import Report, ReportWriter
+from checker.report.model import Report
+from checker.report.text import ReportWriter
 from checker.run.session import run_check
 from checker.source import from_text
 from checker.stubs import stub_text

@@ -110,6 +110,8 @@ class Diagnosis:
     def to_json(self) -> dict:
         """The report's hint entry: "hint", "cause" and "candidates" as in version 1, and the rest."""
         entry = {"hint": self.text, "cause": self.cause, "candidates": list(self.candidates)}
+        if not self:
+            return entry
         if self.code:
             entry["code"] = self.code
         entry["strength"] = self.strength.name.lower()

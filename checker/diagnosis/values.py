@@ -68,7 +68,7 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None
     if comparison.n_unwritten == comparison.n_total:
         return asking("never written: no store reached this output (still the checker's NaN fill). Is the store "
                       "there, through this output's pointer; is it reached (a loop that never runs?); and does its "
-                      "mask let any lane through?", "address", "loop", "mask")
+                      "mask let any lane through?", "address", "loop", "mask", code="values.unwritten")
     hint = f"{comparison.n_unwritten} of {comparison.n_total} elements were never written"
     if got.dim() == 2:
         written_cols = (~torch.isnan(got)).any(dim=0).nonzero()
@@ -79,13 +79,13 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None
             return asking(f"{hint}: every column from {first_missing} on. No program stored past the first "
                           f"{first_missing} columns of a row: does each program move to its own block of columns "
                           f"(tl.program_id), or loop over the whole row in blocks, and does the mask let the "
-                          f"last block through?", "address", "loop", "mask")
+                          f"last block through?", "address", "loop", "mask", code="values.unwritten")
         rows_missing = torch.isnan(got).all(dim=1)
         if rows_missing.any() and not torch.isnan(got[~rows_missing]).any():
             rows = rows_missing.nonzero().reshape(-1).tolist()
             return asking(f"{hint}: whole rows {rows[:6]}{'...' if len(rows) > 6 else ''}. Does every row have a "
                           f"program that stores it (the row offset from tl.program_id), and does the row mask let "
-                          f"it through?", "address", "mask", "loop")
+                          f"it through?", "address", "mask", "loop", code="values.unwritten")
     flat = torch.isnan(got.reshape(-1))
     first = int(flat.nonzero().min())
     if bool(flat[first:].all()):
@@ -93,11 +93,11 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None
             return asking(f"{hint}: every element from {first} on, and {first} is none of this case's sizes or "
                           f"blocks: is a size hard-coded (a number written into the kernel)? Otherwise: do the blocks "
                           f"(or the loop) reach the end, and does the last block's mask let its lanes through?",
-                          "hardcoded", "address", "loop", "mask")
+                          "hardcoded", "address", "loop", "mask", code="values.unwritten")
         return asking(f"{hint}: every element from {first} on. Do the programs' blocks (or the loop) reach the "
-                      f"end, and does the last block's mask let its lanes through?", "address", "loop", "mask")
+                      f"end, and does the last block's mask let its lanes through?", "address", "loop", "mask", code="values.unwritten")
     return asking(hint + ". Which program should store them: are its offsets right, and does its mask let "
-                         "them through?", "address", "mask", "loop")
+                         "them through?", "address", "mask", "loop", code="values.unwritten")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,13 +145,13 @@ def _share_hint(got: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor, 
         return asking(f"each element equals a single {unit}'s share. With these identical {unit}s that is also the "
                       f"total divided by the number of {unit}s: either the shares overwrote each other instead of "
                       f"adding up ({advice}) or the sum was divided by the count.",
-                      *dict.fromkeys(((cause,) if cause else ()) + candidates + ("formula",)))
+                      *dict.fromkeys(((cause,) if cause else ()) + candidates + ("formula",)), code="values.one_share")
     for row in range(m):
         if bool((hits[row] | ~flat_touched[row]).all()) and bool(flat_touched[row].all()):
             return Diagnosis(f"equals the share of {unit} {row} alone: the other {unit}s' contributions were "
-                        f"overwritten or never added. " + advice, cause, candidates)
+                        f"overwritten or never added. " + advice, cause, candidates, code="values.one_share")
     return Diagnosis(f"each element equals one {unit}'s share: the shares overwrote each other instead of adding up. "
-                + advice, cause, candidates)
+                + advice, cause, candidates, code="values.one_share")
 
 
 def _equal_shares(shares: torch.Tensor, touched: torch.Tensor, allowed: torch.Tensor) -> bool:
@@ -170,7 +170,7 @@ def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Diagnosis:
     if n_empty == n_sizeable:
         # a kernel that never adds and a formula whose every share is 0 here look alike
         return observed("still exactly 0 everywhere, as the checker left it: nothing non-zero was added to it (no "
-                        "store or atomic reached it, or every share the kernel added was 0).")
+                        "store or atomic reached it, or every share the kernel added was 0).", code="values.nothing_added")
     as_rows = lambda t: t.reshape(-1, t.shape[-1]) if t.dim() > 1 else t.reshape(1, -1)  # noqa: E731
     flat, unknown = as_rows(empty), as_rows(~sizeable)  # elements whose reference is ~0 say nothing
     start = int(flat.any(dim=0).nonzero().min())
@@ -178,9 +178,9 @@ def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Diagnosis:
         return asking(f"every element from column {start} on received nothing from any {unit}: only the first "
                       f"{start} columns were handled. Does each program move to its own block of columns "
                       f"(tl.program_id), or loop over the row in blocks, and does the mask let the last block "
-                      f"through?", "address", "loop", "mask")
+                      f"through?", "address", "loop", "mask", code="values.nothing_added")
     if n_empty > n_sizeable // 4:
-        return observed(f"{n_empty} of {n_sizeable} elements received nothing from any {unit}.")
+        return observed(f"{n_empty} of {n_sizeable} elements received nothing from any {unit}.", code="values.nothing_added")
     return NO_HINT
 
 
@@ -209,7 +209,7 @@ def _lost_hint(got: torch.Tensor, ref: torch.Tensor, shares: torch.Tensor, touch
     fraction = float((flat_got[keep] / flat_ref[keep]).median())
     advice, cause, candidates = _atomic_advice(evidence, name)
     return Diagnosis(f"about {fraction:.0%} of the expected total, and a whole number of equal shares: some shares were "
-                f"lost on the way. " + advice, cause, candidates)
+                f"lost on the way. " + advice, cause, candidates, code="values.shares_lost")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,10 +223,10 @@ def _layout_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolera
         if matches(as_transposed, ref, scale, tol, condition=condition):
             if ref.shape[0] == ref.shape[1]:
                 return certain(f"the right numbers, transposed: element [i, j] was stored where [j, i] belongs. "
-                               f"Element [i, j] goes to i * {ref.shape[1]} + j.", "address")
+                               f"Element [i, j] goes to i * {ref.shape[1]} + j.", "address", code="values.transposed")
             return certain(f"the right numbers in the wrong shape: stored as [{ref.shape[1]}, {ref.shape[0]}] "
                            f"(transposed) instead of {list(ref.shape)}. Element [i, j] goes to "
-                           f"i * {ref.shape[1]} + j.", "address")
+                           f"i * {ref.shape[1]} + j.", "address", code="values.transposed")
     for dtype, bits in ((torch.bfloat16, 8), (torch.float16, 11)):
         # every value exactly representable in 16 bits, and within one 16-bit step of the truth
         # (a step, not half: the interpreter truncates where a GPU rounds to nearest); and the wrong
@@ -237,7 +237,7 @@ def _layout_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolera
         if (representable and close and not bool((ref.to(dtype).double() == ref).all())
                 and _mostly_rounded(got, ref, dtype, bits)):
             return certain(f"the values were rounded to {str(dtype).replace('torch.', '')} before the store, but "
-                           f"this output is fp32: keep the fp32 value (no .to(...) to a 16-bit type).", "precision")
+                           f"this output is fp32: keep the fp32 value (no .to(...) to a 16-bit type).", "precision", code="values.rounded")
     return NO_HINT
 
 
@@ -297,10 +297,10 @@ def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Toleran
                 f"where nothing landed." if unwritten else "")
         return certain(f"the right values at the wrong places: {int(hit.sum())} of the {wrong.numel()} wrong elements "
                        f"hold the value of the element {abs(k)} place{'s' if abs(k) > 1 else ''} {side} them ({where}). "
-                       f"An offset is off by {abs(k)}: check the offsets of the loads and the store.{left}", "address")
+                       f"An offset is off by {abs(k)}: check the offsets of the loads and the store.{left}", "address", code="values.moved")
     return certain(f"the right values at the wrong places: {int(hit.sum())} of the {wrong.numel()} wrong elements hold "
                    f"values that belong elsewhere in this output ({where}). The addresses are off, not the "
-                   f"arithmetic: check each offset, the strides, and which program id picks which block.", "address")
+                   f"arithmetic: check each offset, the strides, and which program id picks which block.", "address", code="values.moved")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Diag
                   f"started over where it should carry on (only the last of several terms kept)? Or, where the terms "
                   f"of a sum are alike, a mask that leaves some of them out, or row offsets that have programs take "
                   f"some of them twice and others never (a first row computed with the wrong block size)?",
-                  "formula", "loop", "accumulate", "mask", "address")
+                  "formula", "loop", "accumulate", "mask", "address", code="values.factor")
 
 
 FP16_MAX = 65504.0
@@ -349,7 +349,7 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
         return asking(f"{elements} NaN: the kernel read this output before writing it ({evidence.poison_read[name]}), "
                       f"and got the NaN the checker fills outputs with. Outputs start as garbage: does it read "
                       f"through the right pointer, and start its sums from zero instead of from the output?",
-                      "accumulate", "address")
+                      "accumulate", "address", code="values.nonfinite")
     if evidence.poison_read:
         # another buffer read unwritten (a scratch buffer of partial rows, another output): its NaN
         # is what spread here
@@ -359,7 +359,7 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"spread to this output. Which elements of `{other}` are stored before that read: are the "
                       f"offsets of the store (and of the read) right, does the store's mask let every lane "
                       f"through, does its loop cover every row? Or, if the read is meant to add to what is there, "
-                      f"start from zero instead.", "address", "mask", "loop", "accumulate")
+                      f"start from zero instead.", "address", "mask", "loop", "accumulate", code="values.nonfinite")
     left = {other: n for other, n in evidence.unwritten.items() if other != name}
     if left:
         # a NaN that no arithmetic made sits in another output: whatever read it spread it here
@@ -367,18 +367,18 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
         return asking(f"{elements} NaN or Inf, and `{other}`, another output of these kernels, has {count} element"
                       f"{'s' if count > 1 else ''} that were never written (still the checker's NaN fill): a kernel "
                       f"that reads `{other}` spreads that NaN here. Fix `{other}` first: do the store's offsets, its "
-                      f"mask and its loop reach every element?", "mask", "address", "loop")
+                      f"mask and its loop reach every element?", "mask", "address", "loop", code="values.nonfinite")
     if not evidence.sanitized and evidence.kinds and "load" in evidence.kinds.get(name, set()):
         return asking(f"{elements} NaN or Inf, and the kernel loads this output: outputs start as garbage (the "
                       f"checker fills them with NaN), so a sum started from the output, or a load through the "
                       f"wrong pointer, reads NaN. Or, if the load is meant, where else could NaN come from: an "
-                      f"overflow, a division by zero?", "accumulate", "address", "stability")
+                      f"overflow, a division by zero?", "accumulate", "address", "stability", code="values.nonfinite")
     bad = ~torch.isfinite(got)
     if not bool(got[bad].isnan().any()) and bool((ref[bad].abs() > FP16_MAX).all()):
         # Inf exactly where the answer is beyond float16's range: nothing else singles out those elements
         return Diagnosis(f"{elements} Inf where the expected value is beyond float16's range (up to "
                     f"{float(ref[bad].abs().max()):.4g}; float16 holds at most 65 504): a value or a running sum "
-                    f"was kept in float16. Keep it in fp32 (tl.float32) until the final store.", "precision")
+                    f"was kept in float16. Keep it in fp32 (tl.float32) until the final store.", "precision", code="values.nonfinite")
     if evidence.input_peak >= LARGE_INPUT:
         return asking(f"{elements} NaN or Inf, and this case's inputs are large (up to {evidence.input_peak:.4g}). "
                       f"Does the formula overflow with them: exp of a large number (fp32 overflows past exp(88.7)), "
@@ -386,19 +386,19 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"(subtract the maximum, centre before squaring) stays in range: is a term of it missing? Or, "
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
                       f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
-                      f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop")
+                      f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop", code="values.nonfinite")
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
                       f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
                       f"whose loop never ran for so small a size, or offsets that leave a row no valid element?",
-                      "formula", "loop", "mask", "address")
+                      "formula", "loop", "mask", "address", code="values.nonfinite")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
                   f"mask that keeps the wrong lanes, or a sum whose loop never ran?), the square root of a negative "
                   f"number{past}? Or offsets that leave a row no valid element at all (its max −inf, its sum 0)?",
-                  "stability", "formula", "fill", "mask", "loop", "address")
+                  "stability", "formula", "fill", "mask", "loop", "address", code="values.nonfinite")
 
 
 def _rare_one(puzzle: Puzzle, size: str) -> bool:
@@ -489,9 +489,9 @@ def _combine(variants: list, share: Diagnosis) -> Diagnosis:
     texts = list(dict.fromkeys(text for text, _ in explanations))
     causes = tuple(dict.fromkeys(cause for _, classes in explanations for cause in classes if cause))
     if len(texts) == 1:
-        return Diagnosis(texts[0], variants[0].cause) if len(variants) == 1 else asking(texts[0], *causes)
+        return Diagnosis(texts[0], variants[0].cause, code="variant.combined") if len(variants) == 1 else asking(texts[0], *causes, code="variant.combined")
     lines = " Or: ".join(texts)
-    return asking(f"these numbers fit more than one known mistake. {lines}", *causes)
+    return asking(f"these numbers fit more than one known mistake. {lines}", *causes, code="variant.combined")
 
 
 # ---------------------------------------------------------------------------------------------

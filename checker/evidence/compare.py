@@ -25,9 +25,6 @@ class Comparison:
     first_bad: list = field(default_factory=list)   # [(index tuple, expected, got)]
     allowed: float = 0.0        # atol * scale: the absolute part of the tolerance
     rtol: float = 0.0           # the relative part: allowed + rtol * |expected|
-    hint: str = ""
-    cause: str = ""             # the hint's cause class, or its candidates (checker/diagnosis/model.py)
-    candidates: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -22,7 +22,7 @@ from typing import Iterator
 from checker.mutants_equivalent import SAME_BUG
 from checker.mutate.analysis import calls, kernels_of
 from checker.mutate.operators import Mutant
-from checker.report.text import Report
+from checker.report.model import Report
 from checker.run.runner import DEFAULT_TIMEOUT
 from checker.run.session import run_check
 from checker.source import from_text

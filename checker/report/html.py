@@ -12,7 +12,9 @@ from __future__ import annotations
 import html
 import re
 
-from checker.report.text import BAD, OK, Report, _sharper, _shown
+from checker.diagnosis import arbitrate
+from checker.report.model import BAD, OK, CaseResult, OutputResult, Report
+from checker.report.sentences import how_far_off, in_a_line
 
 STYLE = """<style>
 div.tgp-report { font-size: 14px; line-height: 1.45; overflow-wrap: normal; word-break: normal;
@@ -64,7 +66,7 @@ def report_html(report: Report) -> tuple[str, str]:
     """(head, tail): the verdict, the tables and the first failure in full; then the other failures,
     folded. The error-map figure of the first failure belongs between the two ('' when none failed)."""
     seen: dict[str, str] = {}   # an explanation already shown -> the case it was shown for
-    failures = [r for r in report.results if r.get("status") != "pass"]
+    failures = [c for c in report.cases if c.status != "pass"]
     parts = {(p["part"], p["backend"]) for p in report.parts}
     head = [_verdict_html(report), *_faults_html([f for f in report.faults if (f["part"], f["backend"]) not in parts]),
             *_parts_html(report)]
@@ -113,7 +115,7 @@ def _faults_html(faults: list[dict]) -> list[str]:
 def _parts_html(report: Report) -> list[str]:
     out = []
     for part in report.parts:
-        results = [r for r in report.results if r["part"] == part["part"] and r.get("backend") == part["backend"]]
+        results = [c for c in report.cases if c.part == part["part"] and c.backend == part["backend"]]
         if part["problem"] and results:
             how = (f"{part['problem']}: stopped after {part['cases']} of {part['cases'] + part['unrun']} cases "
                    f"({part['correct']} correct)")
@@ -129,58 +131,40 @@ def _parts_html(report: Report) -> list[str]:
         elif results:
             out.append(_table(results))
         out += _faults_html([f for f in report.faults if (f["part"], f["backend"]) == (part["part"], part["backend"])])
-        out += [f"<p>hint: {_inline(h['hint'])}</p>" for h in report.hints
-                if h["part"] == part["part"] and h["backend"] == part["backend"]]
+        out += [f"<p>hint: {_inline(d.text)}</p>" for name, backend, d in report.summaries
+                if name == part["part"] and backend == part["backend"]]
     return out
 
 
-def _table(results: list[dict]) -> str:
-    failed = any(r["status"] != "pass" for r in results)  # else no column for what failed
+def _table(results: list[CaseResult]) -> str:
+    failed = any(r.status != "pass" for r in results)  # else no column for what failed
     rows, above = [], ""
     for r in results:
-        ok = r["status"] == "pass"
-        sizes = "" if r["case"].startswith(r["dims"]) else r["dims"]
-        if r.get("dtype", "float32") != "float32" and r["dtype"] not in r["case"]:
-            sizes = f"{sizes} {r['dtype']}".strip()
+        ok = r.status == "pass"
+        sizes = "" if r.case.startswith(r.dims) else r.dims
+        if r.dtype != "float32" and r.dtype not in r.case:
+            sizes = f"{sizes} {r.dtype}".strip()
         what = f"<td>{'' if ok else _summary(r, above)}</td>" if failed else ""
-        rows.append(f'<tr><td>{OK if ok else BAD}</td><td>{_e(r["case"])}</td>'
+        rows.append(f'<tr><td>{OK if ok else BAD}</td><td>{_e(r.case)}</td>'
                     f'<td class="tgp-nowrap">{_e(sizes)}</td>{what}</tr>')
-        above = _explanation(r) if not ok else above
+        above = arbitrate.explanation(r) if not ok else above
     what = "<th>what failed</th>" if failed else ""
     return ('<div class="tgp-scroll"><table class="tgp-t tgp-cases"><thead><tr><th></th><th>case</th><th>sizes</th>'
             f'{what}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def _explanation(r: dict) -> str:
-    """What a failing case's line quotes: its error, or its hint (the case's own, else its outputs')."""
-    if r["status"] == "error":
-        return r["error"]["message"]
-    sharper = _sharper(r)
-    return next((h["hint"] for h in r.get("hints", []) if h.get("hint")), "") or next(
-        (c["hint"] for c in r.get("comparisons", []) if not c["ok"] and c.get("hint") and _shown(c, sharper)), "")
-
-
-def _summary(r: dict, above: str | None = "") -> str:
+def _summary(r: CaseResult, above: str | None = "") -> str:
     """One line: which outputs, how many elements, the hint's first words (or the error's).
     above: the explanation quoted by the failing line above ("the same" where equal); None: none quoted."""
-    if r["status"] == "error":
-        if above == r["error"]["message"]:
+    if r.status == "error":
+        if above == r.error["message"]:
             return "the same error as above"
-        return _inline(_first_words(r["error"]["message"].strip().split("\n")[0]))
-    outputs = []
-    for c in r.get("comparisons", []):
-        if c["ok"]:
-            continue
-        if "max_diff" not in c:
-            outputs.append(f"{c['label']}: wrong")
-        elif c["n_unwritten"] == c["n_total"]:
-            outputs.append(f"{c['label']}: never written")
-        else:
-            outputs.append(f"{c['label']}: {c['n_bad']} of {c['n_total']} off")
-    if r.get("mutated"):
-        outputs.append(f"changed its inputs ({', '.join(r['mutated'])})")
+        return _inline(_first_words(r.error["message"].strip().split("\n")[0]))
+    outputs = [in_a_line(o) for o in r.outputs if not o.ok]
+    if r.mutated:
+        outputs.append(f"changed its inputs ({', '.join(r.mutated)})")
     text = _e("; ".join(outputs))
-    hint = _explanation(r) if above is not None else ""
+    hint = arbitrate.explanation(r) if above is not None else ""
     if hint and hint == above:
         return text + " — the same hint as above"
     return text + (f" — hint: {_inline(_first_words(hint.split(chr(10))[0], 60))}" if hint else "")
@@ -188,45 +172,38 @@ def _summary(r: dict, above: str | None = "") -> str:
 
 # ---- one failing case in full ----
 
-def _detail(r: dict, seen: dict[str, str]) -> str:
+def _detail(r: CaseResult, seen: dict[str, str]) -> str:
     label = _label(r)
-    if r["status"] == "error":
-        return _error_html(r["error"], label, seen)
+    if r.status == "error":
+        return _error_html(r.error, label, seen)
     out = []
-    sharper = _sharper(r)
-    for c in r.get("comparisons", []):
-        out.append(_output_html(c, label, seen, _shown(c, sharper)))
-    for h in r.get("hints", []):
-        out.append(_hint_html(h["hint"], label, seen))
-    if r.get("mutated"):
-        out.append(f"<p>{BAD} the kernel changed its inputs: {_e(', '.join(r['mutated']))} "
+    sharper = arbitrate.sharper(r.diagnoses)
+    for o in r.outputs:
+        out.append(_output_html(o, label, seen, arbitrate.shown(o.diagnosis, sharper)))
+    for d in r.diagnoses:
+        out.append(_hint_html(d.text, label, seen))
+    if r.mutated:
+        out.append(f"<p>{BAD} the kernel changed its inputs: {_e(', '.join(r.mutated))} "
                    "(inputs are read-only; write only to outputs)</p>")
     return "".join(out)
 
 
-def _output_html(c: dict, label: str, seen: dict[str, str], show_hint: bool) -> str:
-    name = _e(c["label"]) + (f" ({_e(c['title'])})" if c.get("title") and c["title"] != c["label"] else "")
-    if c["ok"]:
-        diff = f": max difference {c['max_diff']:.2e}" if "max_diff" in c else ""
+def _output_html(o: OutputResult, label: str, seen: dict[str, str], show_hint: bool) -> str:
+    name = _e(o.label) + (f" ({_e(o.title)})" if o.title and o.title != o.label else "")
+    if o.ok:
+        diff = f": max difference {o.max_diff:.2e}" if o.compared else ""
         return f"<p>{OK} {name}{diff}</p>"
-    if "max_diff" not in c:
-        return f"<p>{BAD} {name}: {_inline(c.get('hint', 'wrong'))}</p>"
-    out = []
-    if c["n_unwritten"] == c["n_total"]:
-        out.append(f"<p>{BAD} {name}: never written (still the NaN the checker filled it with)</p>")
-    else:
-        tolerance = ("must be exact" if not c["allowed"] and not c.get("rtol")
-                     else f"tolerance {c['allowed']:.2e} + {c.get('rtol', 0.0):.1e}·|expected|")
-        unwritten = f", {c['n_unwritten']} of them never written" if c.get("n_unwritten") else ""
-        out.append(f"<p>{BAD} {name}: {c['n_bad']} of {c['n_total']} elements off{unwritten} "
-                   f"(max difference {c['max_diff']:.2e}, {tolerance})</p>")
+    if not o.compared:
+        return f"<p>{BAD} {name}: {_inline(o.diagnosis.text or 'wrong')}</p>"
+    out = [f"<p>{BAD} {name}: {_e(how_far_off(o))}</p>"]
+    if not o.never_written:
         rows = "".join(f"<tr><td>{_e(str(list(index)))}</td><td>{_number(expected)}</td><td>{_number(got)}</td></tr>"
-                       for index, expected, got in c.get("first_bad", []))
+                       for index, expected, got in o.first_bad)
         if rows:
             out.append('<div class="tgp-scroll"><table class="tgp-t tgp-values"><thead><tr><th>at</th><th>expected</th>'
                        f"<th>got</th></tr></thead><tbody>{rows}</tbody></table></div>")
-    if show_hint and c.get("hint"):
-        out.append(_hint_html(c["hint"], label, seen))
+    if show_hint and o.diagnosis.text:
+        out.append(_hint_html(o.diagnosis.text, label, seen))
     return "".join(out)
 
 
@@ -318,15 +295,15 @@ def _number(value) -> str:
     return "—" if value is None else _e(f"{value:.6g}")
 
 
-def _label(r: dict) -> str:
+def _label(r: CaseResult) -> str:
     """How a later line names this case: its name, and its sizes where the name lacks them."""
-    return r["case"] if r["case"].startswith(r["dims"]) else f"{r['case']}, {r['dims']}"
+    return r.case if r.case.startswith(r.dims) else f"{r.case}, {r.dims}"
 
 
-def _where(report: Report, r: dict) -> str:
+def _where(report: Report, r: CaseResult) -> str:
     """The case, with its part where the report has several parts or backends."""
     if len(report.parts) <= 1:
         return _label(r)
-    title = next((p["title"] for p in report.parts if p["part"] == r["part"]), r["part"])
-    backend = f", {r['backend']}" if len({p["backend"] for p in report.parts}) > 1 else ""
+    title = next((p["title"] for p in report.parts if p["part"] == r.part), r.part)
+    backend = f", {r.backend}" if len({p["backend"] for p in report.parts}) > 1 else ""
     return f"{title}{backend}: {_label(r)}"

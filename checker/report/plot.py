@@ -1,7 +1,7 @@
 """Where a wrong output differs: one heat map per wrong output of the report's first failure."""
 from __future__ import annotations
 
-from checker.report.text import Report
+from checker.report.model import Report
 
 MAX_PANELS = 4
 

@@ -2,107 +2,49 @@
 case, details only for what failed, a summary per part and backend, and the overall verdict."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
+from checker.diagnosis import arbitrate
 from checker.diagnosis.across_cases import summary_hints
+from checker.diagnosis.model import Diagnosis
 from checker.puzzle.model import Puzzle
+from checker.report.model import BAD, OK, CaseResult, OutputResult, PartTally, Report
+from checker.report.sentences import fmt as _fmt
+from checker.report.sentences import how_far_off
 
-OK, BAD = "✅", "❌"
 INDENT = "   "
 
 
-@dataclass
-class PartTally:
-    backend: str
-    results: list = field(default_factory=list)     # case_result events
-    problems: list = field(default_factory=list)    # one-line reasons the part could not run
-    expected: int = 0                               # cases this backend runs for the part
-
-    @property
-    def passed(self) -> bool:
-        return not self.problems and bool(self.results) and all(r["status"] == "pass" for r in self.results)
-
-    @property
-    def unrun(self) -> int:
-        return max(0, self.expected - len(self.results))
-
-
-@dataclass
-class Report:
-    """What a check returns: the verdict, the text, the raw case results (for plots), and one entry
-    per part and backend (for --all and --json)."""
-    passed: bool
-    text: str
-    results: list
-    parts: list = field(default_factory=list)   # {"part", "title", "backend", "passed", "correct", "cases", "unrun", "problem"}
-    usage_error: str = ""                       # the check could not be asked (no CUDA for --backend gpu, ...)
-    hints: list = field(default_factory=list)   # hints across cases: {"part", "backend", "hint", "cause", "candidates"}
-    not_run: list = field(default_factory=list)  # cases no backend here could run: {"case", "why"}
-    faults: list = field(default_factory=list)   # what stopped a part, as said: {"kind", "part", "backend", "case", "lines"}
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-    def _ipython_display_(self) -> None:
-        # the report was already printed line by line while the check ran
-        print(f"Report: {OK + ' ALL CORRECT' if self.passed else BAD + ' NOT ALL CORRECT'} (details above)")
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.2e}"
-
-
-def _comparison_lines(c: dict, depth: int = 2, hint_shown: bool = False, hint: bool = True) -> list[str]:
+def _comparison_lines(o: OutputResult, depth: int = 2, hint_shown: bool = False, hint: bool = True) -> list[str]:
     """hint_shown: this hint was printed for an earlier case of the part: one line, no repeat.
     hint: False where a sharper hint of the same case follows (the addresses), so that a question
     does not pull the other way."""
     pad = INDENT * depth
-    if "max_diff" not in c:  # a failure with no values to compare (a wrong shape, a store past the end)
-        if hint and hint_shown and c.get("hint"):
-            return [f"{pad}{c['label']}: the same as above"]
-        return [f"{pad}{c['label']}: {c.get('hint', 'wrong')}"]
-    if c["n_unwritten"] == c["n_total"]:
-        head = f"{pad}{c['label']}: never written (still the NaN the checker filled it with)"
-    else:
-        tolerance = ("must be exact" if not c["allowed"] and not c.get("rtol")
-                     else f"tolerance {_fmt(c['allowed'])} + {c.get('rtol', 0.0):.1e}·|expected|")
-        unwritten = f", {c['n_unwritten']} of them never written" if c.get("n_unwritten") else ""
-        head = (f"{pad}{c['label']}: {c['n_bad']} of {c['n_total']} elements off{unwritten} (max difference "
-                f"{_fmt(c['max_diff'])}, {tolerance})")
-    if hint and hint_shown and c.get("hint"):
+    said = o.diagnosis.text
+    if not o.compared:  # a failure with no values to compare (a wrong shape, a store past the end)
+        if hint and hint_shown and said:
+            return [f"{pad}{o.label}: the same as above"]
+        return [f"{pad}{o.label}: {said or 'wrong'}"]
+    head = f"{pad}{o.label}: {how_far_off(o)}"
+    if hint and hint_shown and said:
         return [head + "; the same hint as above"]
     lines = [head]
-    if c["n_unwritten"] != c["n_total"]:
-        for index, expected, got in c["first_bad"]:
+    if not o.never_written:
+        for index, expected, got in o.first_bad:
             lines.append(f"{pad}{INDENT}at {list(index)}: expected {expected:.6g}, got {got:.6g}")
-    if hint and c.get("hint"):
-        lines.append(f"{pad}hint: {c['hint']}")
+    if hint and said:
+        lines.append(f"{pad}hint: {said}")
     return lines
 
 
-def _case_hint_lines(hints: list, depth: int = 2) -> list[str]:
+def _case_hint_lines(diagnoses: list[Diagnosis], depth: int = 2) -> list[str]:
     pad = INDENT * depth
     lines = []
-    for h in hints:
-        first, *rest = h["hint"].split("\n")
+    for d in diagnoses:
+        first, *rest = d.text.split("\n")
         lines.append(f"{pad}hint: {first}")
         lines += [f"{pad}{INDENT}{line}" for line in rest]
     return lines
-
-
-def _sharper(event: dict) -> set[str]:
-    """The causes the case's own hints name (the addresses), beside the outputs' questions."""
-    return {h["cause"] for h in event.get("hints", []) if h.get("cause")}
-
-
-def _shown(c: dict, sharper: set[str]) -> bool:
-    """Show an output's hint unless it only asks about causes other than the case's sharper one:
-    a question beside a finding would pull the other way; one that includes it agrees."""
-    return not sharper or bool(c.get("cause")) or bool(sharper & set(c.get("candidates", [])))
 
 
 def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
@@ -263,16 +205,17 @@ class ReportWriter:
             for line in _error_lines(error, self.verbose):
                 self.say(line)
         elif not ok:
-            sharper = _sharper(event)
-            for c in event["comparisons"]:
-                if not c["ok"]:
-                    key = (event["part"], c.get("hint"))
-                    show = _shown(c, sharper)
-                    for line in _comparison_lines(c, hint_shown=key in self.shown_hints, hint=show):
+            case = CaseResult.from_event(event)
+            sharper = arbitrate.sharper(case.diagnoses)
+            for o in case.outputs:
+                if not o.ok:
+                    key = (case.part, o.diagnosis.text)
+                    show = arbitrate.shown(o.diagnosis, sharper)
+                    for line in _comparison_lines(o, hint_shown=key in self.shown_hints, hint=show):
                         self.say(line)
                     if show:
                         self.shown_hints.add(key)
-            for line in _case_hint_lines(event.get("hints", [])):
+            for line in _case_hint_lines(case.diagnoses):
                 self.say(line)
             if event.get("mutated"):
                 self.say(f"{INDENT * 2}the kernel changed its inputs: {', '.join(event['mutated'])} "
@@ -290,28 +233,28 @@ class ReportWriter:
             self.say(f"{INDENT}This case:    {BAD} INCORRECT")
             self.say("The other cases:")
             return
-        comparisons = event["comparisons"]
-        forward = [c for c in comparisons if c["forward"]]
-        grads = [c for c in comparisons if not c["forward"]]
-        sharper = _sharper(event)
-        for c in forward:
-            name = c.get("title") or c["label"]
-            if "max_diff" in c:
-                self.say(f"{INDENT}{name} max difference: {_fmt(c['max_diff'])}" + ("" if c["ok"] else f" {BAD}"))
+        case = CaseResult.from_event(event)
+        forward = [o for o in case.outputs if o.forward]
+        grads = [o for o in case.outputs if not o.forward]
+        sharper = arbitrate.sharper(case.diagnoses)
+        for o in forward:
+            name = o.title or o.label
+            if o.compared:
+                self.say(f"{INDENT}{name} max difference: {_fmt(o.max_diff)}" + ("" if o.ok else f" {BAD}"))
             else:
-                self.say(f"{INDENT}{name}: {OK if c['ok'] else BAD}")
-            if not c["ok"]:
-                for line in _comparison_lines(c, hint=_shown(c, sharper)):
+                self.say(f"{INDENT}{name}: {OK if o.ok else BAD}")
+            if not o.ok:
+                for line in _comparison_lines(o, hint=arbitrate.shown(o.diagnosis, sharper)):
                     self.say(line)
-        for c in grads:
-            diff = _fmt(c["max_diff"]) if "max_diff" in c else "-"
-            self.say(f"{INDENT}{c['label']}: {diff} {OK if c['ok'] else BAD}")
-            if not c["ok"]:
-                for line in _comparison_lines(c, hint=_shown(c, sharper)):
+        for o in grads:
+            diff = _fmt(o.max_diff) if o.compared else "-"
+            self.say(f"{INDENT}{o.label}: {diff} {OK if o.ok else BAD}")
+            if not o.ok:
+                for line in _comparison_lines(o, hint=arbitrate.shown(o.diagnosis, sharper)):
                     self.say(line)
-        for line in _case_hint_lines(event.get("hints", []), depth=1):
+        for line in _case_hint_lines(case.diagnoses, depth=1):
             self.say(line)
-        verdict = lambda group: f"{OK} CORRECT" if all(c["ok"] for c in group) else f"{BAD} INCORRECT"  # noqa: E731
+        verdict = lambda group: f"{OK} CORRECT" if all(o.ok for o in group) else f"{BAD} INCORRECT"  # noqa: E731
         part = self.puzzle.part(event["part"])
         width = max(len(part.forward_label), len(part.gradient_label), len("This case")) + 2
         if forward:

@@ -9,7 +9,8 @@ import queue
 import threading
 from typing import Callable, Iterator
 
-from checker.report.text import Report, ReportWriter
+from checker.report.model import Report
+from checker.report.text import ReportWriter
 from checker.run.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.puzzle.model import Puzzle

@@ -1,0 +1,90 @@
+"""The one place that decides which diagnoses a learner sees, and in what order.
+
+Producers (the explainers of values, addresses, faults and the patterns across cases) may find
+several diagnoses for the same failure; the renderers show only what this module lets through:
+
+- an output's diagnosis is shown unless it only asks about causes other than those the case's own
+  sharper diagnoses (the addresses the run saw) name: a question beside a finding would pull the
+  other way; one that includes the finding's cause agrees with it;
+- a failing case's line quotes its error, else its own diagnosis, else its first shown output's;
+- a diagnosis across cases keeps to its premise (checker/diagnosis/across_cases.py says which
+  ones survive there); of those, the most specific is shown.
+
+Pure Python, on the typed records of checker/report/model.py or on the worker's dicts.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from checker.diagnosis.model import Diagnosis
+
+
+def sharper(case_diagnoses: Iterable[Diagnosis]) -> set[str]:
+    """The causes the case's own diagnoses (the addresses) name, beside the outputs' questions."""
+    return {d.cause for d in case_diagnoses if d.cause}
+
+
+def shown(output: Diagnosis, sharper_causes: set[str]) -> bool:
+    """Show an output's diagnosis unless it only asks about causes other than the case's sharper
+    one: a question beside a finding would pull the other way; one that includes it agrees."""
+    return not sharper_causes or bool(output.cause) or bool(sharper_causes & set(output.candidates))
+
+
+def explanation(case) -> str:
+    """What a failing case's one-line summary quotes (a CaseResult): its error, or its own
+    diagnosis, else the first shown diagnosis of its outputs."""
+    if case.status == "error":
+        return case.error["message"]
+    cut = sharper(case.diagnoses)
+    return next((d.text for d in case.diagnoses if d.text), "") or next(
+        (o.diagnosis.text for o in case.outputs if not o.ok and o.diagnosis.text and shown(o.diagnosis, cut)), "")
+
+
+def most_specific(found: list[tuple[int, Diagnosis]]) -> list[Diagnosis]:
+    """Of the patterns across cases that hold, the one over the fewest cases: a second, broader
+    pattern over the same failures only adds a question that pulls elsewhere."""
+    return [d for _, d in sorted(found, key=lambda item: item[0])[:1]]
+
+
+def keeps_pattern(pattern, failing: list[dict]) -> bool:
+    """Whether a pattern across cases (one that holds: only cases of its kind fail) may be shown,
+    given the failing cases' results (the worker's dicts): a pattern that only asks stays quiet
+    where the cases' own evidence names causes it does not ask about, or where a case stopped with
+    an error whose causes it does not all ask about; one asking about atomics stays quiet where
+    the kernels already add with atomics."""
+    named = set().union(*[_named_causes(r) for r in failing])
+    errors = set().union(*[_error_causes(r) for r in failing])
+    if named and not pattern.cause and not named & set(pattern.candidates) or _contradicted(pattern, failing):
+        return False
+    return not (not pattern.cause and errors - set(pattern.candidates))
+
+
+def _named_causes(result: dict) -> set[str]:
+    """The causes this failing case's own evidence points at: those a fault, a known-bug variant or
+    the addresses name, and those a fault or the addresses ask about (they saw the kernel run)."""
+    if result.get("status") == "error":
+        error = result.get("error") or {}
+        return {c for c in [error.get("cause", ""), *error.get("candidates", [])] if c}
+    named = {c["cause"] for c in result.get("comparisons", []) if not c.get("ok") and c.get("cause")}
+    for h in result.get("hints", []):
+        named |= {c for c in [h.get("cause", ""), *h.get("candidates", [])] if c}
+    return named
+
+
+def _error_causes(result: dict) -> set[str]:
+    """The causes a failing case's error names or asks about (none if it did not stop with one)."""
+    if result.get("status") != "error":
+        return set()
+    error = result.get("error") or {}
+    return {c for c in [error.get("cause", ""), *error.get("candidates", [])] if c}
+
+
+def _contradicted(pattern, failing: list[dict]) -> bool:
+    """A hint that asks about atomics, where every failing case's kernels already add with atomics
+    and store nothing plainly to the outputs they add into: asking 'add, not store?' would mislead."""
+    if "atomic" not in set(pattern.candidates) | {pattern.cause}:
+        return False
+    def atomic_only(result: dict) -> bool:
+        kinds = [set(k) for k in result.get("accesses", {}).values() if "atomic" in k]
+        return bool(kinds) and all("store" not in k for k in kinds)
+    return all(atomic_only(r) for r in failing)

@@ -1,0 +1,58 @@
+"""The report as JSON (`--json`, schema: checker/report/schema.json): every part, case, output,
+difference and diagnosis of the typed report, for failures as for passes."""
+from __future__ import annotations
+
+from checker.diagnosis.model import Diagnosis
+from checker.puzzle.model import Puzzle
+from checker.report.model import CaseResult, OutputResult, Report
+
+SCHEMA = "triton-gpu-puzzles/report/2"
+
+
+def document(entries: list[dict]) -> dict:
+    """The whole --json answer: the puzzles' entries and the verdict over all of them."""
+    return {"schema": SCHEMA, "passed": bool(entries) and all(e["passed"] for e in entries), "puzzles": entries}
+
+
+def report_entry(puzzle: Puzzle, origin: str, report: Report | None, status: str = "") -> dict:
+    """One puzzle's entry: everything the text report says, for failures as for passes."""
+    cases = [_case_entry(c) for c in (report.cases if report is not None else [])]
+    return {"puzzle": puzzle.key, "title": puzzle.title, "source": origin,
+            "status": status or ("pass" if report is not None and report.passed else "fail"),
+            "passed": bool(report is not None and report.passed),
+            "parts": report.parts if report is not None else [], "cases": cases,
+            "hints": [{"part": part, "backend": backend, **hint_entry(d)}
+                      for part, backend, d in (report.summaries if report is not None else [])],
+            "not_run": list(report.not_run) if report is not None else []}
+
+
+def hint_entry(d: Diagnosis) -> dict:
+    return {"hint": d.text, "cause": d.cause, "candidates": list(d.candidates), "code": d.code,
+            "strength": d.strength.name.lower() if d else ""}
+
+
+def _case_entry(c: CaseResult) -> dict:
+    error = c.error or {}
+    return {"part": c.part, "backend": c.backend, "case": c.case, "dims": c.dims, "dtype": c.dtype,
+            "verdict": c.status, "error": error.get("message", ""),
+            "error_detail": {k: error.get(k, d) for k, d in
+                             (("kind", ""), ("where", ""), ("code", ""), ("cause", ""), ("candidates", []))},
+            "outputs": [_output_entry(o) for o in c.outputs], "hints": [hint_entry(d) for d in c.diagnoses],
+            "mutated_inputs": list(c.mutated)}
+
+
+def _output_entry(o: OutputResult) -> dict:
+    compared = o.compared
+    return {"output": o.label, "max_difference": _finite(o.max_diff),
+            "tolerance": o.allowed if compared else None, "rtol": o.rtol if compared else None,
+            "verdict": "pass" if o.ok else "fail",
+            "wrong": o.n_bad if compared else None, "total": o.n_total if compared else None,
+            "never_written": o.n_unwritten if compared else None,
+            "nonfinite": o.n_nonfinite if compared else None,
+            "first_wrong": [{"index": list(index), "expected": _finite(expected), "got": _finite(got)}
+                            for index, expected, got in o.first_bad],
+            **hint_entry(o.diagnosis)}
+
+
+def _finite(value):
+    return value if isinstance(value, (int, float)) and value == value and abs(value) != float("inf") else None

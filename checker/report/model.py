@@ -1,0 +1,139 @@
+"""The report of a check as data: what every renderer (text, HTML, JSON) lays out.
+
+A worker sends each case's result as a dict (it crosses a process boundary as JSON); here it is
+read once into typed records — a case, its outputs, their diagnoses — so that the three renderers
+read the same fields and say the same thing. Pure Python: no torch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from checker.diagnosis.model import NO_HINT, Diagnosis, from_json
+
+OK, BAD = "✅", "❌"
+
+
+@dataclass
+class OutputResult:
+    """One output of one case: its numbers against the reference, and the diagnosis of a failure."""
+    label: str
+    ok: bool
+    title: str = ""
+    forward: bool = True
+    compared: bool = True               # False: no values to compare (a wrong shape, a store past the end)
+    max_diff: float | None = None
+    n_bad: int = 0
+    n_total: int = 0
+    n_unwritten: int = 0
+    n_nonfinite: int = 0
+    allowed: float = 0.0
+    rtol: float = 0.0
+    first_bad: list = field(default_factory=list)   # [(index, expected, got)]
+    diagnosis: Diagnosis = NO_HINT
+
+    @classmethod
+    def from_dict(cls, c: dict) -> "OutputResult":
+        return cls(label=c["label"], ok=c["ok"], title=c.get("title") or "", forward=c.get("forward", True),
+                   compared="max_diff" in c, max_diff=c.get("max_diff"), n_bad=c.get("n_bad", 0),
+                   n_total=c.get("n_total", 0), n_unwritten=c.get("n_unwritten", 0) or 0,
+                   n_nonfinite=c.get("n_nonfinite", 0) or 0, allowed=c.get("allowed", 0.0) or 0.0,
+                   rtol=c.get("rtol", 0.0) or 0.0, first_bad=list(c.get("first_bad", [])),
+                   diagnosis=from_json(c) if c.get("hint") or c.get("cause") or c.get("candidates") else NO_HINT)
+
+    @property
+    def never_written(self) -> bool:
+        return self.compared and self.n_unwritten == self.n_total
+
+
+@dataclass
+class CaseResult:
+    """One case of one part on one backend: its verdict, its outputs, the case's own diagnoses (the
+    addresses), or the error that stopped it."""
+    part: str
+    case: str
+    dims: str
+    dtype: str
+    status: str                         # "pass", "fail", "error"
+    backend: str = ""
+    documented: bool = False
+    outputs: list[OutputResult] = field(default_factory=list)
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    error: dict | None = None           # the error's message, kind, where, code, cause, candidates
+    mutated: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_event(cls, r: dict) -> "CaseResult":
+        return cls(part=r["part"], case=r["case"], dims=r.get("dims", ""), dtype=r.get("dtype", "float32"),
+                   status=r["status"], backend=r.get("backend", ""), documented=bool(r.get("documented")),
+                   outputs=[OutputResult.from_dict(c) for c in r.get("comparisons", [])],
+                   diagnoses=[from_json(h) for h in r.get("hints", [])], error=r.get("error"),
+                   mutated=list(r.get("mutated", [])))
+
+    @property
+    def error_diagnosis(self) -> Diagnosis:
+        """The error's cause or candidates, as a diagnosis (its words are the error's message)."""
+        if not self.error:
+            return NO_HINT
+        return Diagnosis(self.error.get("message", ""), self.error.get("cause", ""),
+                         tuple(self.error.get("candidates", [])), code=self.error.get("code_id", ""))
+
+
+@dataclass
+class PartTally:
+    backend: str
+    results: list = field(default_factory=list)     # case_result events
+    problems: list = field(default_factory=list)    # one-line reasons the part could not run
+    expected: int = 0                               # cases this backend runs for the part
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and bool(self.results) and all(r["status"] == "pass" for r in self.results)
+
+    @property
+    def unrun(self) -> int:
+        return max(0, self.expected - len(self.results))
+
+
+@dataclass
+class Report:
+    """What a check returns: the verdict, the text, the raw case results (for plots), and one entry
+    per part and backend (for --all and --json)."""
+    passed: bool
+    text: str
+    results: list
+    parts: list = field(default_factory=list)   # {"part", "title", "backend", "passed", "correct", "cases", "unrun", "problem"}
+    usage_error: str = ""                       # the check could not be asked (no CUDA for --backend gpu, ...)
+    hints: list = field(default_factory=list)   # hints across cases: {"part", "backend", "hint", "cause", "candidates", ...}
+    not_run: list = field(default_factory=list)  # cases no backend here could run: {"case", "why"}
+    faults: list = field(default_factory=list)   # what stopped a part, as said: {"kind", "part", "backend", "case", "lines"}
+
+    @property
+    def cases(self) -> list[CaseResult]:
+        """The case results, typed: what the renderers read."""
+        return [CaseResult.from_event(r) for r in self.results]
+
+    @property
+    def summaries(self) -> list[tuple[str, str, Diagnosis]]:
+        """The diagnoses across cases: (part, backend, diagnosis)."""
+        return [(h["part"], h["backend"], from_json(h)) for h in self.hints]
+
+    def diagnoses(self) -> list[Diagnosis]:
+        """Every diagnosis the report holds, in report order: each case's outputs', its own, its
+        error's, then those across cases."""
+        found = []
+        for case in self.cases:
+            found += [o.diagnosis for o in case.outputs if not o.ok and o.diagnosis]
+            found += [d for d in case.diagnoses if d]
+            if case.error_diagnosis:
+                found.append(case.error_diagnosis)
+        return found + [d for _, _, d in self.summaries]
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def _ipython_display_(self) -> None:
+        # the report was already printed line by line while the check ran
+        print(f"Report: {OK + ' ALL CORRECT' if self.passed else BAD + ' NOT ALL CORRECT'} (details above)")
