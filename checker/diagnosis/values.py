@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 import torch
 
 from checker.evidence.compare import Comparison, absolute_tolerance, matches
-from checker.tensors import rms, unravel
+from checker.tensors import unravel
 from checker.diagnosis.model import NO_HINT, Diagnosis, asking, certain, observed
+from checker.diagnosis.variants import combine, known_bugs
 from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
 
 ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared output "
@@ -409,92 +410,6 @@ def _rare_one(puzzle: Puzzle, size: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Known-bug variants
-
-
-VARIANT_SHAPE = 0.05  # a reproduced variant is within 5 % of its values (RMS): bf16 rounding is ~0.4 %
-
-
-FEW = 8  # an output of fewer elements (a loss) can sit near a variant by chance
-
-
-def _variant_hints(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
-                   others: dict | None = None) -> list:
-    """The known bugs whose output this one reproduces (a variant that leaves this output right
-    says nothing about why it is wrong). others: the case's other outputs, name -> (got, tolerance):
-    an output matches a variant only where the variant also fits the other outputs it predicts (a
-    kernel whose other outputs are wrong otherwise has another bug, or a different one; and one
-    number near a variant's, a scalar loss, is no evidence by itself)."""
-    ref = reference.outputs[output.name]
-    scale = reference.scales[output.name]
-    found = []
-    for pattern in puzzle.patterns:
-        alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
-        if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
-            continue
-        if _contradicted(pattern.name, output.name, reference, others or {}, small_only=ref.numel() >= FEW):
-            continue  # the variant predicts another output that came out otherwise: not this bug alone
-        if (matches(got, alternative, scale, tol, condition=reference.condition)
-                and _distance(got, alternative, ref, scale, tol, reference.condition)
-                < 0.25 * _distance(got, ref, ref, scale, tol, reference.condition)
-                and rms(got - alternative.double().reshape(got.shape)) <= VARIANT_SHAPE * rms(alternative)):
-            # nearer the variant than the answer by a clear margin: a variant only a little way from
-            # the answer would otherwise match any kernel that is a little off (bf16 rounding). And
-            # the variant's own numbers, not only its size: where the tolerance is wide (an
-            # ill-conditioned case) two outputs near 0 "match" whatever made them small
-            found.append(pattern)
-    return found
-
-
-def _contradicted(name: str, own: str, reference: Reference, others: dict, small_only: bool = False) -> bool:
-    """Does some other output of the case differ from what variant `name` predicts for it?
-    small_only: ask only of outputs of a few numbers (a loss beside a gradient): a variant may model
-    a large side output only roughly (p31's base-2 scores: o exactly, lse not)."""
-    for other, alternative in reference.alternatives.get(name, {}).items():
-        if other == own or other not in others or others[other][0] is None:
-            continue
-        if small_only and reference.outputs[other].numel() >= FEW:
-            continue
-        got, tol = others[other]
-        ref = reference.outputs[other]
-        if got.numel() != ref.numel():
-            continue
-        scale = reference.scales[other]
-        if not matches(got, alternative, scale, tol, condition=reference.condition):
-            return True
-        # the variant leaves this output right, and it came out wrong: a bug the variant is not
-        # (a near-zero loss sits within the variant's looser slack of almost anything)
-        if (matches(alternative, ref, scale, tol, 1.0, reference.condition)
-                and not matches(got, ref, scale, tol, 1.0, reference.condition)):
-            return True
-    return False
-
-
-def _distance(got: torch.Tensor, target: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
-              condition: float) -> float:
-    """The largest difference from target, in units of the verdict's tolerance."""
-    allowed = absolute_tolerance(tol, scale, condition) + tol.rtol * ref.abs()
-    diff = (got - target.double().reshape(got.shape)).abs()
-    # exact outputs (counts) allow 0: any difference is infinitely many tolerances, none is 0
-    return float(torch.where(diff == 0, 0.0, diff / allowed).max())
-
-
-def _combine(variants: list, share: Diagnosis) -> Diagnosis:
-    """One variant and nothing else fits: its hint. Several explanations fit the same numbers
-    (two variants, or a variant and a sharing signature that names another cause): say so, and ask
-    about each. A sharing observation that names no cause only describes what the variant explains."""
-    explanations = [(p.hint, (p.cause,)) for p in variants]
-    if share and not {p.cause for p in variants} & set(share.classes):
-        explanations.append((share.text, share.classes))
-    texts = list(dict.fromkeys(text for text, _ in explanations))
-    causes = tuple(dict.fromkeys(cause for _, classes in explanations for cause in classes if cause))
-    if len(texts) == 1:
-        return Diagnosis(texts[0], variants[0].cause, code="variant.combined") if len(variants) == 1 else asking(texts[0], *causes, code="variant.combined")
-    lines = " Or: ".join(texts)
-    return asking(f"these numbers fit more than one known mistake. {lines}", *causes, code="variant.combined")
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
@@ -523,9 +438,9 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
             share = (_empty_hint(got, ref, unit)
                      or _share_hint(got, shares, touched, tol, scale, unit, evidence, output.name)
                      or _lost_hint(got, ref, shares, touched, tol, scale, evidence, output.name))
-    variants = _variant_hints(puzzle, output, got, reference, tol, others)
+    variants = known_bugs(puzzle, output, got, reference, tol, others)
     if variants:
-        return _combine(variants, share)
+        return combine(variants, share)
     if comparison.n_nonfinite:
         return _nonfinite_hint(got, ref, comparison, evidence, output.name, case, puzzle)
     if share:
