@@ -368,7 +368,7 @@ PAGE_PROBE = r"""
     // code that draws a figure, not folded away
     plot_code: [...document.querySelectorAll('article .cell_input')].filter(
         c => c.offsetParent !== null && !c.closest('details:not([open])') &&
-             /\bplt\.|\bfig\b|\bax\.|\baxes\b|\bfigures\w*\.\w+\(/.test(c.textContent)).map(
+             /\bplt\.|\bfig\b|\bax\.|\baxes\b|\bfigures[\w.]*\.\w+\(/.test(c.textContent)).map(
         c => c.textContent.trim().slice(0, 80)),
     eq_labels: (document.querySelector('article') || document.body).innerText.match(/\beq-[a-z0-9][\w-]*/g) || [],
     eqnos: [...document.querySelectorAll('article .eqno')].map(e => e.textContent.replace('#', '').trim()),
