@@ -6,8 +6,8 @@ The notebook also speaks to someone working *in* the notebook: which cells to ed
 cell, the shell command that checks the saved notebook, what to do when done, "the book page
 explains ...". None of that belongs on the book page, which is where the reader already is, so
 it is left out by rule (`PLUMBING`, `plumbing()`), not by copying the rest. The rules are few
-and named, and `tests/test_book.py` checks that nothing else is dropped and that no trace of the
-notebook's plumbing reaches a page.
+and named, and `tests/test_book_toc.py` checks that nothing else is dropped and that no trace of
+the notebook's plumbing reaches a page.
 """
 from __future__ import annotations
 

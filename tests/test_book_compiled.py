@@ -1,4 +1,5 @@
-"""book/compiled.py: the PTX census p25's page draws its alignment table from, at build time."""
+"""book/p25_memory_instructions.py: the PTX census (lowered by book/ptx.py) that p25's page draws
+its alignment table from, at build time."""
 from __future__ import annotations
 
 import sys
@@ -6,7 +7,7 @@ import sys
 from checker.puzzle.model import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "book"))
-from layernorm_census import census  # noqa: E402
+from p25_memory_instructions import census  # noqa: E402
 
 
 def test_aligned_rows_load_through_wide_asynchronous_copies():

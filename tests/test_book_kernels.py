@@ -1,4 +1,4 @@
-"""The book's pages run in kernels that start without a warning (book/kernel_encryption.py).
+"""The book's pages run in kernels that start without a warning (book/_ext/jupyter_kernel_keys.py).
 
 ipykernel 7 warns on stderr, once per kernel and so once per page of the book's build, that the
 kernel "is running over TCP without encryption" unless its kernel manager gives it CurveZMQ keys.
@@ -18,9 +18,9 @@ from checker.puzzle.model import REPO_ROOT
 
 RUN_A_PAGE = textwrap.dedent("""
     import sys
-    sys.path.insert(0, sys.argv[1])
-    import kernel_encryption
-    kernel_encryption.setup(None)
+    sys.path.insert(0, sys.argv[1] + "/_ext")
+    import jupyter_kernel_keys
+    jupyter_kernel_keys.setup(None)
     from jupyter_cache.executors.utils import single_nb_execution
     from nbformat import v4
     page = v4.new_notebook(cells=[v4.new_code_cell("print(6 * 7)")],
@@ -42,5 +42,5 @@ def test_the_books_kernels_start_without_the_unencrypted_tcp_warning():
 
 def test_the_build_loads_the_extension():
     sphinx = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]
-    assert sphinx["local_extensions"]["kernel_encryption"] == "book"
-    assert "kernel_encryption" in sphinx["config"]["extensions"]
+    assert sphinx["local_extensions"]["jupyter_kernel_keys"] == "book/_ext"
+    assert "jupyter_kernel_keys" in sphinx["config"]["extensions"]

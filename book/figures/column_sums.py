@@ -1,6 +1,6 @@
 """Pictures for puzzles 6 to 9 (elementwise backward, reductions): who adds into what.
 
-Built on book/figures.py's helpers and colours; every function returns a matplotlib Figure.
+Built on book/figures/base.py's helpers and colours; every function returns a matplotlib Figure.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from figures import MASKED, PALETTE, _cell, _finish, unit
+from figures.base import MASKED, PALETTE, _cell, _finish, unit
 
 
 def _striped(ax, x, y, colors, w=1.0, h=1.0):

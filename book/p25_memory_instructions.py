@@ -1,10 +1,10 @@
 """Puzzle 25's reference kernel as the compiler makes it for an H100, at one width: the memory
-instructions its PTX holds (book/compiled.py). The page's alignment table and its test read it."""
+instructions its PTX holds (book/ptx.py). The page's alignment table and its test read it."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from compiled import memory_instructions
+from ptx import memory_instructions
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "p25_layernorm_backward_roofline.py"
 

@@ -1,14 +1,14 @@
 """Pictures for part 1 (puzzles 2 to 5): which program handles which elements of a 2-D output,
 and where the elements of a strided view sit in memory.
 
-Built on book/figures.py's helpers and colours; every function returns a matplotlib Figure.
+Built on book/figures/base.py's helpers and colours; every function returns a matplotlib Figure.
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from figures import MASKED, MIN_PT, PALETTE, _cell, _finish, tile_label, unit
+from figures.base import MASKED, MIN_PT, PALETTE, _cell, _finish, tile_label, unit
 
 GREY = "#8C8C8C"
 

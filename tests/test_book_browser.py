@@ -1,6 +1,6 @@
-"""Build the book and check the built pages in a real (headless) Chromium.
+"""Check the built book's pages in a real (headless) Chromium.
 
-    pytest -m book tests/test_book.py -s          # builds, then browses every page
+    pytest -m book tests/test_book_browser.py -s  # builds, then browses every page
     BOOK_SKIP_BUILD=1 pytest -m book ...          # reuse an existing _build/html
 
 What is checked, page by page, with the Chrome DevTools protocol:
@@ -12,13 +12,11 @@ What is checked, page by page, with the Chrome DevTools protocol:
   * every internal link points at a file that exists, and at an id that exists in it;
   * a wrapped code line shows that it continues; plotting code is folded; no internal label
     ("eq-...") is printed; equations are numbered (1), (2), ... on each page.
-Without a build, from the sources: the reading order (_toc.yml) against the chapters' and
-puzzles' numbers and the text's references to them, and the puzzle pages against their
-notebooks (no notebook plumbing, nothing said twice).
 A full-page screenshot of each page is kept under _build/artifacts/ (p22.png is the one CI keeps).
 
 Needs the Debian package `chromium` and the PyPI package `websocket-client`.  Without
 chromium the module is skipped, except in CI (env CI set), where that is a failure.
+The build is the session-scoped fixture `built_book` (tests/book_fixtures.py).
 """
 
 from __future__ import annotations
@@ -29,33 +27,21 @@ import http.server
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
-from difflib import SequenceMatcher
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-import yaml
 
+from book_pages import ARTIFACTS, HTML, PUZZLE_PAGES, _title, _toc
 from browser import CHROMIUM, CDP, chromium
 
-# one xdist worker builds the book and browses it (module-scoped fixtures must not run twice)
+# The book's tests share one xdist worker (--dist loadgroup), so the book builds once there:
+# built_book is session-scoped, in tests/book_fixtures.py.
 pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book")]
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "book"))
-import puzzle_page  # noqa: E402  (book/puzzle_page.py: what a puzzle page shows of its notebook)
-
-BUILD = ROOT / "_build"
-HTML = BUILD / "html"
-ARTIFACTS = BUILD / "artifacts"
-# 8 chapters and 26 puzzle pages, each executed (a puzzle page runs the checker on its solution)
-BUILD_BUDGET_S = float(os.environ.get("BOOK_BUILD_BUDGET_S", "600"))
+pytest_plugins = ["book_fixtures"]
 
 if CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("chromium is not installed (apt-get install chromium); in CI this is an error",
@@ -69,208 +55,6 @@ FIGURE_PAGES = {"02_triton_model": 6, "03_layernorm_forward": 3, "04_linear_forw
                 "05_layernorm_backward": 3, "06_linear_backward": 1, "07_accumulating_gradients": 3,
                 "08_case_studies": 2}
 WIDGET_PAGES = ["02_triton_model", "05_layernorm_backward"]
-# every registered puzzle has a page (book/pNN.md) showing the checker's report for its solution
-PUZZLE_PAGES = sorted(p.stem for p in (ROOT / "book").glob("p[0-9][0-9].md"))
-
-
-# ------------------------------------------------------------------------------------------
-# Build
-# ------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def built_book():
-    if os.environ.get("BOOK_SKIP_BUILD"):
-        assert (HTML / "index.html").is_file(), "BOOK_SKIP_BUILD set but _build/html is missing"
-        return {"rc": 0, "seconds": None, "log": "(build skipped)"}
-    # a clean build: no stale pages from an earlier table of contents
-    for stale in (HTML, BUILD / ".doctrees", BUILD / "jupyter_execute"):
-        shutil.rmtree(stale, ignore_errors=True)
-    cmd = ["jupyter-book", "build", "-W", "-n", "--keep-going", "."]
-    start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    seconds = time.monotonic() - start
-    log = proc.stdout + proc.stderr
-    print(f"\n`{' '.join(cmd)}` finished in {seconds:.1f} s (rc={proc.returncode})")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "build.log").write_text(log)
-    return {"rc": proc.returncode, "seconds": seconds, "log": log}
-
-
-def test_build_is_clean(built_book):
-    if built_book["rc"] != 0:
-        lines = [ln for ln in built_book["log"].splitlines() if "WARNING" in ln or "ERROR" in ln]
-        pytest.fail("jupyter-book build -W failed:\n" + "\n".join(lines[-40:] or
-                                                                   built_book["log"].splitlines()[-40:]))
-
-
-def test_build_time(built_book):
-    if built_book["seconds"] is None:
-        pytest.skip("build skipped (BOOK_SKIP_BUILD)")
-    assert built_book["seconds"] <= BUILD_BUDGET_S, (
-        f"the build took {built_book['seconds']:.0f} s; the budget is {BUILD_BUDGET_S:.0f} s")
-
-
-def test_built_html_names_no_outside_host(built_book):
-    """No page may load a script, style, image or font from another host."""
-    pattern = re.compile(r"""<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""",
-                         re.I)
-    offenders = []
-    for page in HTML.rglob("*.html"):
-        for m in pattern.finditer(page.read_text(errors="replace")):
-            offenders.append(f"{page.relative_to(HTML)}: {m.group(0)[:120]}")
-    assert not offenders, "\n".join(offenders)
-
-
-# ------------------------------------------------------------------------------------------
-# The reading order: _toc.yml, the titles, the registry and the text agree (no build needed)
-# ------------------------------------------------------------------------------------------
-def _toc() -> list[tuple[str, str]]:
-    """(caption, page stem) in reading order, the root page first."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    order = [("", Path(toc["root"]).stem)]
-    for part in toc["parts"]:
-        order += [(part["caption"], Path(entry["file"]).stem) for entry in part["chapters"]]
-    return order
-
-
-def _title(stem: str) -> str:
-    return re.search(r"^# (.+)$", (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8"), re.M).group(1)
-
-
-def _chapters() -> dict[int, str]:
-    return {int(m.group(1)): stem for _, stem in _toc() if (m := re.match(r"Chapter (\d+): ", _title(stem)))}
-
-
-def test_parts_are_numbered_in_reading_order():
-    captions = list(dict.fromkeys(caption for caption, _ in _toc() if caption))
-    numbers = [int(m.group(1)) for c in captions if (m := re.match(r"Part (\d+): ", c))]
-    assert numbers == list(range(1, len(numbers) + 1)), captions
-
-
-def test_chapters_and_puzzles_are_numbered_in_reading_order():
-    """Every page but the first is "Chapter N: ..." or "Puzzle N: ...", and each kind counts up by
-    one along the sidebar: a chapter or a part added later takes the next number."""
-    chapters, puzzles = [], []
-    for _, stem in _toc()[1:]:
-        title = _title(stem)
-        m = re.match(r"(Chapter|Puzzle) (\d+): ", title)
-        assert m, f"{stem}.md: the title {title!r} carries no chapter or puzzle number"
-        (chapters if m.group(1) == "Chapter" else puzzles).append(int(m.group(2)))
-        if m.group(1) == "Puzzle":
-            assert stem == f"p{int(m.group(2)):02d}", f"{stem}.md is titled {title!r}"
-    assert chapters == list(range(1, len(chapters) + 1)), chapters
-    assert puzzles == list(range(1, len(puzzles) + 1)), puzzles
-
-
-def test_each_puzzle_sits_in_its_part():
-    """The registry names each puzzle's part (`chapter` in its spec); the sidebar puts it there."""
-    from checker import registry
-
-    where = dict((stem, caption) for caption, stem in _toc())
-    for puzzle in registry.all_puzzles():
-        caption = re.sub(r"^Part \d+: ", "", where[puzzle.key])
-        assert caption.lower() == puzzle.chapter.lower(), (puzzle.key, where[puzzle.key], puzzle.chapter)
-
-
-def _shown_text() -> dict[str, str]:
-    """Each page's markdown as the reader gets it: the page, and on a puzzle page what it shows
-    of the notebook (code cells dropped; a puzzle page's statement put in)."""
-    out = {}
-    for _, stem in _toc():
-        text = (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8")
-        text = re.sub(r"```\{code-cell\}.*?\n```", "", text, flags=re.S)
-        text = re.sub(r"^# .*$", "", text, count=1, flags=re.M)  # the title
-        if re.fullmatch(r"p\d\d", stem):
-            text += "\n\n" + "\n\n".join(s for kind, s in puzzle_page.statement(stem) if kind == "markdown")
-        out[stem] = text
-    return out
-
-
-def test_every_chapter_reference_names_the_chapter_it_links():
-    """"chapter 5" is a link to the page titled "Chapter 5: ...", never a bare number the reader
-    must look up; "chapters 3 to 7" names chapters that exist. The sidebar shows the numbers
-    (the titles carry them), so a reference and the sidebar cannot disagree."""
-    chapters = _chapters()
-    problems = []
-    for stem, text in _shown_text().items():
-        for m in re.finditer(r"\{doc\}`([^`<]*?)\s*<([^>]+)>`", text):
-            said = re.fullmatch(r"[Cc]hapter (\d+)", m.group(1).strip())
-            if said and chapters.get(int(said.group(1))) != m.group(2):
-                problems.append(f"{stem}: {m.group(0)} links to {m.group(2)}, "
-                                f"chapter {said.group(1)} is {chapters.get(int(said.group(1)))}")
-        bare = re.sub(r"\{doc\}`[^`]*`", "{doc}", text)
-        for m in re.finditer(r"\b[Cc]hapter\s+(?:\{doc\}|\d+)", bare):
-            problems.append(f"{stem}: {m.group(0)!r} is not a link of the form {{doc}}`chapter N <page>`")
-        for m in re.finditer(r"\b[Cc]hapters (\d+) (?:to|and) (\d+)", bare):
-            if not {int(m.group(1)), int(m.group(2))} <= set(chapters):
-                problems.append(f"{stem}: {m.group(0)!r}: no such chapter")
-    assert not problems, "\n".join(problems)
-
-
-# ------------------------------------------------------------------------------------------
-# Puzzle pages and their notebooks (no build needed)
-# ------------------------------------------------------------------------------------------
-# what speaks to someone working in the notebook, not to the reader of the page
-PLUMBING_WORDS = ["notebook", "check cell", "tagged `kernel`", "When you are done", "book page",
-                  "Edit only", "--reset"]
-
-
-@pytest.mark.parametrize("stem", PUZZLE_PAGES)
-def test_puzzle_page_shows_no_notebook_plumbing(stem):
-    shown = "\n\n".join(s for _, s in puzzle_page.statement(stem))
-    found = [w for w in PLUMBING_WORDS if w.lower() in shown.lower()]
-    assert not found, f"{stem}: the statement on the page still says {found}"
-
-
-@pytest.mark.parametrize("stem", PUZZLE_PAGES)
-def test_puzzle_page_keeps_the_rest_of_the_notebook(stem):
-    """Only plumbing is left out: every stub, every heading, and every paragraph that is not
-    plumbing reaches the page (a sentence pointing at "the book page" aside)."""
-    shown = "\n\n".join(s for _, s in puzzle_page.statement(stem))
-    shown_words = re.findall(r"\w+", shown)
-    for cell in puzzle_page.cells(stem):
-        if cell["type"] == "code" and "kernel" in cell["tags"]:
-            assert puzzle_page.STUB_CHECK_CELL.sub("", cell["text"].rstrip()) in shown, f"{stem}: a stub is missing"
-        if cell["type"] != "markdown" or cell["text"].lstrip().startswith(puzzle_page.DONE_HEADING):
-            continue
-        for para in puzzle_page._paragraphs(cell["text"]):
-            if puzzle_page.plumbing(para) or para.lstrip().startswith(("# ", "$$")):
-                continue
-            words = re.findall(r"\w+", puzzle_page.BOOK_PAGE.sub("", para))
-            m = SequenceMatcher(None, shown_words, words, autojunk=False).find_longest_match(
-                0, len(shown_words), 0, len(words))
-            assert m.size >= 0.8 * len(words), f"{stem}: this paragraph did not reach the page:\n{para}"
-
-
-def _prose(markdown: str) -> list[str]:
-    return [p for p in puzzle_page._paragraphs(markdown)
-            if not p.lstrip().startswith(("```", "$$", ":::", "#", "|", "{"))]
-
-
-def _words(text: str) -> list[str]:
-    text = re.sub(r"\{doc\}`([^`<]*)<[^>]*>`", r"\1", text)
-    return re.findall(r"[a-z0-9]+", re.sub(r"\{doc\}`p(\d+)`", r"puzzle \1", text).lower())
-
-
-@pytest.mark.parametrize("stem", PUZZLE_PAGES)
-def test_puzzle_page_does_not_repeat_its_statement(stem):
-    """The page's own prose says what the statement does not: no run of 9 words in a row is in
-    both, and no display equation of the page is (part of) one the statement shows."""
-    page = (ROOT / "book" / f"{stem}.md").read_text(encoding="utf-8")
-    page_prose = re.sub(r"```\{code-cell\}.*?\n```", "", page, flags=re.S)
-    statement = "\n\n".join(s for kind, s in puzzle_page.statement(stem) if kind == "markdown")
-    repeats = []
-    for a in _prose(page_prose):
-        wa = _words(a)
-        for b in _prose(statement):
-            wb = _words(b)
-            m = SequenceMatcher(None, wa, wb, autojunk=False).find_longest_match(0, len(wa), 0, len(wb))
-            if m.size >= 9:
-                repeats.append(" ".join(wa[m.a:m.a + m.size]))
-    shown = [puzzle_page._normal_tex(m.group(1)) for m in re.finditer(r"\$\$(.*?)\$\$", statement, re.S)]
-    for m in re.finditer(r"^\$\$[ \t]*\n(.*?)\n\$\$", page, re.S | re.M):
-        mine = puzzle_page._normal_tex(m.group(1))
-        repeats += [f"the equation {m.group(1).strip()[:60]}" for s in shown if mine and mine in s]
-    assert not repeats, f"{stem}: the page repeats its statement: {repeats}"
 
 
 # ------------------------------------------------------------------------------------------
@@ -368,7 +152,7 @@ PAGE_PROBE = r"""
     // code that draws a figure, not folded away
     plot_code: [...document.querySelectorAll('article .cell_input')].filter(
         c => c.offsetParent !== null && !c.closest('details:not([open])') &&
-             /\bplt\.|\bfig\b|\bax\.|\baxes\b|\bfigures\w*\.\w+\(/.test(c.textContent)).map(
+             /\bplt\.|\bfig\b|\bax\.|\baxes\b|\bfigures[\w.]*\.\w+\(/.test(c.textContent)).map(
         c => c.textContent.trim().slice(0, 80)),
     eq_labels: (document.querySelector('article') || document.body).innerText.match(/\beq-[a-z0-9][\w-]*/g) || [],
     eqnos: [...document.querySelectorAll('article .eqno')].map(e => e.textContent.replace('#', '').trim()),
@@ -693,10 +477,6 @@ def test_p22_screenshot_kept(visits):
     assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot of the p22 page"
 
 
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-v", "-s"]))
-
-
 def test_root_index_redirects_to_the_first_page(server, browser, visits):
     """The root index.html is a meta-refresh redirect: follow it, and keep a screenshot of where
     a reader lands (a screenshot of the redirect itself would be blank)."""
@@ -716,3 +496,7 @@ def test_root_index_redirects_to_the_first_page(server, browser, visits):
     height = browser.evaluate("document.documentElement.scrollHeight")
     _screenshot(browser, ARTIFACTS / "landing.png", height)
     assert browser.evaluate("document.body.innerText.includes('Part 1:')")
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v", "-s"]))

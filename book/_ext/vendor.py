@@ -1,8 +1,8 @@
 """Fetch the JavaScript the book needs, so the built HTML loads nothing from a CDN.
 
-    python book/vendor.py            # fetch into book/_vendor/ (skips what is already there)
-    python book/vendor.py --force    # fetch again
-    python book/vendor.py --check    # exit 1 unless everything is in place
+    python book/_ext/vendor.py            # fetch into book/_vendor/ (skips what is already there)
+    python book/_ext/vendor.py --force    # fetch again
+    python book/_ext/vendor.py --check    # exit 1 unless everything is in place
 
 ``jupyter-book build .`` runs this too (``_config.yml`` loads it as a local Sphinx extension),
 so a build needs ``npm`` and the npm registry the first time, and nothing after that.
@@ -34,8 +34,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-VENDOR = HERE / "_vendor"
+BOOK = Path(__file__).resolve().parent.parent  # book/, this file being book/_ext/vendor.py
+VENDOR = BOOK / "_vendor"
 
 # name in _vendor -> (npm spec, folder inside the package to copy, files to leave out)
 PACKAGES = {
@@ -142,7 +142,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.check:
         ok = is_complete()
-        print("vendor.py: " + ("complete" if ok else "missing; run `python book/vendor.py`"))
+        print("vendor.py: " + ("complete" if ok else "missing; run `python book/_ext/vendor.py`"))
         sys.exit(0 if ok else 1)
     vendor(force=args.force)
 

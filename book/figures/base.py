@@ -1,7 +1,8 @@
-"""Pictures for the book: which program handles what, masked lanes, where a result is wrong.
+"""Pictures for the book: which program handles what, masked lanes, where a result is wrong;
+and the colours, sizes and cell helpers the other modules of this package draw with.
 
 Every function returns a matplotlib Figure; the chapters display it.  Kept here so the pages
-show one line (`figures.lanes(40, 16)`) and a reader can open the code when curious.
+show one line (`figures.base.lanes(40, 16)`) and a reader can open the code when curious.
 
 Legible at page width: the book's column is 688 px wide in a 1280 px window, and a figure no
 wider than `PAGE_IN` inches is shown at its own size, 96 px per inch, where a font of `MIN_PT`

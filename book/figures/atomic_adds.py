@@ -1,6 +1,6 @@
 """Pictures for the atomics part (puzzles 17 to 19): where each program adds, when the address is data.
 
-Built on book/figures.py's helpers and colours; every function returns a matplotlib Figure.
+Built on book/figures/base.py's helpers and colours; every function returns a matplotlib Figure.
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from figures import MASKED, PAGE_IN, PALETTE, _cell, _finish
-from figures import unit as cell_unit
+from figures.base import MASKED, PAGE_IN, PALETTE, _cell, _finish
+from figures.base import unit as cell_unit
 
 
 def scatter_adds(index, n_targets: int, block: int, title: str | None = None, source: str = "x",

@@ -1,4 +1,5 @@
-"""The book's pages run in kernels whose connection is encrypted (CurveZMQ), as ipykernel asks.
+"""A Sphinx extension that gives the build's Jupyter kernels CurveZMQ keys, so ipykernel stops
+warning, once per page, that its kernel runs over TCP without encryption.
 
 ipykernel 7 warns, once for each kernel it starts (so once per page), that the kernel "is running
 over TCP without encryption": jupyter_client (8.10 and newer) gives a kernel CurveZMQ keys only when

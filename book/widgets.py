@@ -12,7 +12,7 @@ import html
 
 import ipywidgets as W
 
-from figures import MASKED, PALETTE
+from figures.base import MASKED, PALETTE
 
 
 def _lane_html(n: int, block: int, width_px: int = 22) -> str:

@@ -1,6 +1,6 @@
 """Pictures for puzzle 10 (row mean and variance): one program's two passes over its row.
 
-Built on book/figures.py's helpers and colours; every function returns a matplotlib Figure.
+Built on book/figures/base.py's helpers and colours; every function returns a matplotlib Figure.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch
 
-from figures import MASKED, PALETTE, _cell, _finish, unit
+from figures.base import MASKED, PALETTE, _cell, _finish, unit
 
 
 def two_passes(N: int = 20, block: int = 8, row: int = 0, title: str | None = None):

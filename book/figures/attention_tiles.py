@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from figures import MASKED, PALETTE, PAGE_IN, _cell, _finish, tile_label
+from figures.base import MASKED, PALETTE, PAGE_IN, _cell, _finish, tile_label
 
 
 def visited(first_q: int, first_k: int, block_q: int, block_k: int, S: int, causal: bool) -> bool:

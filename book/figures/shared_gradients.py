@@ -1,7 +1,7 @@
 """Pictures for the normalisation backward puzzles (20 and 21): one program per row, and the
 parameter gradients that every row's program adds into.
 
-Built on book/figures.py's helpers and colours; every function returns a matplotlib Figure.
+Built on book/figures/base.py's helpers and colours; every function returns a matplotlib Figure.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
-from figures import MASKED, PALETTE, _cell, unit
+from figures.base import MASKED, PALETTE, _cell, unit
 
 
 def _row_colour(r: int, chunk: int) -> tuple:

@@ -1,6 +1,6 @@
 """Pictures for the matrix-multiply part (puzzles 13 to 16): which program reads which tiles.
 
-Built on book/figures.py's helpers and colours; every function returns a matplotlib Figure.
+Built on book/figures/base.py's helpers and colours; every function returns a matplotlib Figure.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from figures import MASKED, MIN_PT, PAGE_IN, PALETTE, _cell, _finish, unit
+from figures.base import MASKED, MIN_PT, PAGE_IN, PALETTE, _cell, _finish, unit
 
 DONE = "#F4C7A1"   # tiles a program has already added (earlier steps of its loop)
 NOW = "#DD8452"    # the tiles loaded at the step shown

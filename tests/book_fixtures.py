@@ -1,0 +1,42 @@
+"""The book's build, shared by tests/test_book_build.py and tests/test_book_browser.py.
+
+A module loads it with ``pytest_plugins = ["book_fixtures"]`` and never imports it by name: a
+fixture imported by name into two modules is two fixtures, and the book would be built twice.
+`built_book` is session-scoped, and the book's tests share one xdist worker, so one build serves
+both modules.
+
+    BOOK_SKIP_BUILD=1 pytest -m book ...          # reuse an existing _build/html
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from book_pages import ARTIFACTS, BUILD, HTML
+
+
+# ------------------------------------------------------------------------------------------
+# Build
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def built_book():
+    if os.environ.get("BOOK_SKIP_BUILD"):
+        assert (HTML / "index.html").is_file(), "BOOK_SKIP_BUILD set but _build/html is missing"
+        return {"rc": 0, "seconds": None, "log": "(build skipped)"}
+    # a clean build: no stale pages from an earlier table of contents
+    for stale in (HTML, BUILD / ".doctrees", BUILD / "jupyter_execute"):
+        shutil.rmtree(stale, ignore_errors=True)
+    cmd = ["jupyter-book", "build", "-W", "-n", "--keep-going", "."]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    log = proc.stdout + proc.stderr
+    print(f"\n`{' '.join(cmd)}` finished in {seconds:.1f} s (rc={proc.returncode})")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "build.log").write_text(log)
+    return {"rc": proc.returncode, "seconds": seconds, "log": log}
