@@ -21,12 +21,14 @@ faults and records feed it, tests drive it directly.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
 
-from checker.diagnosis.model import Diagnosis, Strength
+from checker.diagnosis.model import Diagnosis, Span, Strength
 from checker.evidence.lanes import Layout, Pid, Site, lane_steps, program_steps
+from checker.evidence.model import MemoryEvidence, Place
 
 
 def _found(code: str, text: str, cause: str = "", candidates: tuple[str, ...] = ()) -> Diagnosis:
@@ -685,3 +687,26 @@ def unused_program_ids(sites: dict, grid: tuple[int, int, int]) -> Optional[Diag
                           f"program's block at its own offset (tl.program_id({axis}) * BLOCK).", "address")
     return None
 
+
+def at(place: Place) -> str:
+    """'`kernel`, cell 4, line 3:' and the line's code below it (ends with the colon either way)."""
+    return f"{place.label}:\n    {place.code}" if place.code else f"{place.label}:"
+
+
+def seen_in_addresses(memory: MemoryEvidence) -> list[Diagnosis]:
+    """After a case whose results are wrong, from what its launches saw: each line whose lanes step by
+    none of its tensor's strides, or whose program ids move its block outside the tensor, and each
+    launch where some program id moves nothing. Evidence of a wrong address even where nothing left
+    a tensor."""
+    found: list[tuple[Optional[Place], Diagnosis]] = []
+    for launch in memory.launches:
+        unused = unused_program_ids(launch.sites, launch.grid)
+        if unused is not None:
+            found.append((None, unused))
+        for key, site in launch.sites.items():
+            finding = audit(launch.layouts[key], site, launch.grid, launch.scalars)
+            if finding is not None and all(f.text != finding.text for _, f in found):
+                found.append((launch.places[key], finding))
+    return [replace(f, observed=(f"seen in the addresses at {at(place)}" if place else "seen in the addresses:")
+                    + f"\n{f.text}", where=Span(line=place.lineno, code=place.code) if place else None)
+            for place, f in found]

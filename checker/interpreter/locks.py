@@ -21,9 +21,10 @@ touched):
   tl.debug_barrier() that follows the program's last plain store to guarded state.
 
 Each fault is a KernelFault of kind and cause "lock" with a message for the learner: what
-happened, in which program, on which line, and what to write instead. checker/interpreter/sanitizer.py calls
-`before` ahead of every memory access it checks, `after` once an atomic has run (which also keeps
-its race check off accesses made under a lock), and `barrier` at every tl.debug_barrier.
+happened, in which program, on which line, and what to write instead. checker/interpreter/hooks.py calls
+`before` ahead of every memory access the sanitizer checks, `after` once an atomic has run (which also
+keeps the race check off accesses made under a lock), and `barrier` at every tl.debug_barrier. The
+launch's memory is the shadow memory's (checker/interpreter/memory.py).
 
 Known limits: a lock read with a plain tl.load before any program has swapped it (a
 test-and-test-and-set spin) is taken for guarded state; a test-and-set lock is known only from
@@ -41,7 +42,8 @@ import numpy as np
 import triton
 from triton.runtime import interpreter as _interp
 
-LOAD, STORE, ATOMIC = "load", "store", "atomic"  # the sanitizer's access kinds
+from checker.interpreter import memory
+from checker.interpreter.memory import ATOMIC, LOAD, STORE, KernelFault, active_addresses
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
 _SPIN = "    while tl.atomic_cas(lock, 0, 1) == 1:\n        pass"
 _RELEASE = "    tl.debug_barrier()\n    tl.atomic_xchg(lock, 0)"
@@ -114,8 +116,7 @@ def before(launch: Any, builder: Any, op: str, kind: str, args: tuple, kwargs: d
     state = _active(launch)
     if state is None and op != _CAS:
         return None
-    from checker.interpreter.sanitizer import _active_addresses
-    addrs = _active_addresses(ptr, mask)
+    addrs = active_addresses(ptr, mask)
     if addrs.size == 0:
         return None
     launch.program(builder)  # a new program holds no lock yet
@@ -161,8 +162,7 @@ def after(launch: Any, op: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, 
     written = _exchanged(op, args, kwargs)
     if op != _CAS and op != "create_atomic_store" and written is None:
         return
-    from checker.interpreter.sanitizer import _active_addresses
-    addrs = _active_addresses(ptr, mask)
+    addrs = active_addresses(ptr, mask)
     state = _active(launch)
     if _is_attempt(op, written, addrs, launch.locks, state, launch):
         old = np.broadcast_to(np.asarray(result.data), addrs.shape)
@@ -244,13 +244,12 @@ def _inside(launch: Any, addr: int) -> bool:
 
 def _guarded(state: _State, launch: Any, addrs: np.ndarray) -> np.ndarray:
     """Which addresses are guarded state: in a shared buffer, or next to the locks."""
-    from checker.interpreter import sanitizer
     owner = np.maximum(np.searchsorted(np.asarray(launch.zone_los, dtype=np.int64),
                                        addrs.astype(np.int64), side="right") - 1, 0)
     guarded = np.zeros(addrs.shape, dtype=bool)
     for b in np.unique(owner).tolist():
         buf = launch.buffers[b]
-        if id(buf) in state.lock_buffers or sanitizer._is_shared(buf):
+        if id(buf) in state.lock_buffers or memory.is_shared(buf):
             guarded |= owner == b
     return guarded
 
@@ -277,8 +276,7 @@ def _check_same_lock(state: _State, launch: Any, builder: Any, addrs: np.ndarray
 
 def _site() -> tuple[str, int]:
     """The learner's line running now: the innermost frame outside Triton and the checker."""
-    from checker.interpreter import sanitizer
-    config = sanitizer._config
+    config = memory.config()
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the checker package
     frame = sys._getframe(1)
     while frame is not None:
@@ -291,11 +289,10 @@ def _site() -> tuple[str, int]:
 
 
 def _where(site: tuple[str, int]) -> str:
-    from checker.interpreter import sanitizer
     filename, lineno = site[0], site[1]
     if not filename:
         return "an unknown line"
-    config = sanitizer._config
+    config = memory.config()
     text = config.describe_line(filename, lineno) if config else f"{filename}, line {lineno}"
     source = linecache.getline(filename, lineno).strip()
     return f"{text}:\n    {source}" if source else text
@@ -327,7 +324,6 @@ def _guarded_text(launch: Any, addr: int) -> str:
 
 def _fault(builder: Any, launch: Any, addr: int, lines: list[str], cause: str = "lock",
            candidates: tuple = ()) -> Exception:
-    from checker.interpreter.sanitizer import KernelFault
     filename, lineno = _site()
     return KernelFault("lock", tuple(int(i) for i in builder.grid_idx), filename, lineno,
                        _name_of(launch, addr)[0], "\n".join(lines), cause=cause, candidates=candidates)
