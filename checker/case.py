@@ -11,9 +11,9 @@ from checker.evidence.compare import compare
 from checker.poison import poison, poison_of, unwritten_mask
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.addresses import seen_in_addresses
-from checker.diagnosis.faults import describe
+from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
-from checker.evidence.guards import guard_outputs, overrun_text, overruns
+from checker.evidence.guards import guard_outputs, overruns
 from checker.source import KernelSource
 from checker.puzzle.model import Case, Part, Puzzle
 
@@ -287,8 +287,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         if output.name in overrun:
             label = f"{output.label} past its end"
             comparisons.append({"label": label, "ok": False, "forward": output.forward, "title": label,
-                                "cause": "", "candidates": ["mask", "address"],
-                                "hint": overrun_text(output.name, overrun[output.name])})
+                                **past_the_end(output.name, overrun[output.name]).to_json()})
     if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
