@@ -31,9 +31,9 @@ from checker.evidence.lanes import Layout, Pid, Site, lane_steps, program_steps
 from checker.evidence.model import MemoryEvidence, Place
 
 
-def _found(code: str, text: str, cause: str = "", candidates: tuple[str, ...] = ()) -> Diagnosis:
-    """One finding: the run proves a cause (lanes and strides), or fits several and asks."""
-    return Diagnosis(text, cause, tuple(candidates), code=code, strength=Strength.PROOF if cause else Strength.FIT)
+def _found(code: str, text: str, cls: str = "", asked: tuple[str, ...] = ()) -> Diagnosis:
+    """One finding: the run proves a cause class (lanes and strides), or several fit and it asks."""
+    return Diagnosis(text, cls, tuple(asked), code=code, strength=Strength.PROOF if cls else Strength.FIT)
 
 
 def _label(layout: Layout) -> str:

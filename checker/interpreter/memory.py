@@ -31,7 +31,7 @@ import triton
 from triton.runtime import interpreter as _interp
 
 from checker.evidence.lanes import Layout, Site
-from checker.evidence.model import Place
+from checker.evidence.model import Fault, Place
 
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
 _ALIGN = 256  # keeps every re-homed storage aligned for any dtype and for TMA descriptors
@@ -43,22 +43,38 @@ _PENDING_LIMIT = 1 << 20  # queued element accesses per storage before folding t
 
 
 class KernelFault(Exception):
-    """A kernel touched memory it must not touch; `message` is the learner-facing report."""
+    """A kernel touched memory it must not touch, or broke the lock protocol. `fault` holds the facts
+    (checker/evidence/model.py); `diagnosis`, what the learner reads, words them
+    (checker/diagnosis/faults.py) when first asked."""
 
-    def __init__(self, kind: str, program_id: tuple, filename: str, lineno: int, tensor: str,
-                 message: str, cause: str = "", candidates: tuple = ()) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.cause = cause                # the class the evidence names (checker/diagnosis/model.py)
-        self.candidates = candidates      # or the classes it asks about
-        self.program_id = program_id
-        self.filename = filename
-        self.lineno = lineno
-        self.tensor = tensor
-        self.message = message
+    def __init__(self, fault: Fault) -> None:
+        super().__init__()
+        self.fault = fault
+        self._diagnosis = None
+
+    kind = property(lambda self: self.fault.kind)                    # "out_of_bounds", "race", "lock"
+    program_id = property(lambda self: self.fault.program)
+    tensor = property(lambda self: self.fault.tensor)
+    filename = property(lambda self: self.fault.where.filename)
+    lineno = property(lambda self: self.fault.where.lineno)
+
+    @property
+    def diagnosis(self):
+        """What the learner reads (a checker.diagnosis.model.Diagnosis), worded once."""
+        if self._diagnosis is None:
+            from checker.diagnosis.faults import explain
+            self._diagnosis = explain(self.fault)
+        return self._diagnosis
+
+    message = property(lambda self: self.diagnosis.text)
+    cause = property(lambda self: self.diagnosis.cause)
+    candidates = property(lambda self: self.diagnosis.candidates)
 
     def __str__(self) -> str:
         return self.message
+
+    def __repr__(self) -> str:
+        return f"KernelFault({self.kind!r}, program {self.program_id}, {self.tensor!r})"
 
 
 @dataclasses.dataclass
@@ -87,9 +103,13 @@ def place(filename: str, lineno: int) -> Place:
     """A line of the learner's code, to be named as the enabled configuration names lines."""
     describe = _config.describe_line if _config is not None else (lambda f, n: f"{f}, line {n}")
     return Place(filename, lineno, describe)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the checker declares before a launch (through checker/instruments.py for scratch() and
+# shared()): outputs that sum shares, buffers filled with the poison
+
 _shared: list[tuple[int, int]] = []  # byte ranges of outputs that several programs add into
-
-
 _shared_tensors: list[torch.Tensor] = []  # kept alive while declared, so their addresses stay theirs
 
 

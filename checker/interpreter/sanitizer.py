@@ -5,7 +5,8 @@ interpreter reads and writes raw addresses without checking them: a missing mask
 garbage or overwrites a neighbouring tensor, and two programs updating one element with a plain
 load/store give the right answer here although they race on a GPU. `enable()` patches the
 interpreter so that every load, store and atomic is checked *before* memory is touched, and a
-problem is raised as a `KernelFault` whose message is written for the learner.
+problem is raised as a `KernelFault` carrying the facts (checker/evidence/model.py's Fault: the
+offsets, the lanes, the other program ...); checker/diagnosis/faults.py words them for the learner.
 
 Each launch's tensor arguments are re-homed into a private arena between red zones
 (checker/interpreter/memory.py), so an address is attributed to the argument it belongs to;
@@ -24,10 +25,8 @@ before being written) is recorded for the caller that asks: `with recording(...)
 `memory` (checker/evidence/model.py's MemoryEvidence) with every launch inside the block.
 """
 
-
 from __future__ import annotations
 
-import linecache
 import os
 import sys
 from contextlib import contextmanager
@@ -37,9 +36,8 @@ import numpy as np
 import torch
 import triton
 
-from checker.diagnosis import addresses
 from checker.evidence.lanes import Site, lane_steps
-from checker.evidence.model import LaunchRecord, MemoryEvidence
+from checker.evidence.model import Fault, LaunchRecord, MemoryEvidence
 from checker.interpreter import hooks, memory
 from checker.interpreter.memory import (ATOMIC, LOAD, NO_PID, STORE, Buffer, KernelFault, Launch, View,  # noqa: F401
                                         active_addresses, data, expect_outputs, expect_shared, is_shared,
@@ -48,7 +46,6 @@ from checker.interpreter.memory import (ATOMIC, LOAD, NO_PID, STORE, Buffer, Ker
 __all__ = ["KernelFault", "enable", "disable", "enabled", "sanitized", "recording", "expect_shared",
            "expect_outputs", "watch_scratch", "shared_tensors"]
 
-_SHOWN_OFFSETS = 6
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
 # the files of the checks and their hooks: a learner's line is never one of theirs
 _OWN_FILES = frozenset({__file__, hooks.__file__, memory.__file__})
@@ -56,6 +53,7 @@ _OWN_FILES = frozenset({__file__, hooks.__file__, memory.__file__})
 
 # ---------------------------------------------------------------------------------------------
 # Checking one access
+
 
 def check(launch: Launch, builder: Any, ptr: Any, mask: Any, kind: str, op: str) -> None:
     """Raise KernelFault if this access leaves its tensor or races with another program."""
@@ -175,7 +173,7 @@ def _track(launch: Launch, buf: Buffer, addrs: np.ndarray, kind: str, pid: int, 
 
 
 # ---------------------------------------------------------------------------------------------
-# Learner-facing reports
+# The learner's line
 
 
 _learner_file: dict[str, bool] = {}  # file name -> is it the learner's? (asked for every access)
@@ -202,152 +200,45 @@ def _learner_frame() -> tuple[str, int]:
     return "", 0
 
 
-def _where(filename: str, lineno: int) -> str:
-    """'`kernel`, cell 4, line 3:' and the line's code below it (ends with the colon either way)."""
-    if not filename:
-        return "an unknown line:"
-    text = f"{memory.config().describe_line(filename, lineno)}"
-    source = linecache.getline(filename, lineno).strip()
-    return f"{text}:\n    {source}" if source else f"{text}:"
-
-
-def _pid_text(pid: tuple) -> str:
-    return f"({pid[0]}, {pid[1]}, {pid[2]})"
-
-
-def _offsets_text(offsets: np.ndarray) -> str:
-    shown = ", ".join(str(int(o)) for o in offsets[:_SHOWN_OFFSETS])
-    more = f", ... ({len(offsets)} offending offsets in all)" if len(offsets) > _SHOWN_OFFSETS else ""
-    return shown + more
-
-
-_VERB = {LOAD: "load from", STORE: "store to", ATOMIC: "atomic update of"}
-
-
-def _mask_advice(view: View, span: int, offsets: np.ndarray, op: str, tile: bool, had_mask: bool,
-                 certain: bool = True) -> str:
-    name = view.name
-    if op == "load":
-        call = f"tl.load({name} + offsets, mask=mask, other=0.0)"
-    else:
-        call = f"tl.{op}({name} + offsets, value, mask=mask)"
-    if tile:
-        cond = "(rows[:, None] < n_rows) & (cols[None, :] < n_cols)"
-        call = call.replace("offsets", "rows[:, None] * stride + cols[None, :]")
-    elif offsets[0] < 0:
-        cond = "(offsets >= 0) & (offsets < n_elements)"
-    else:
-        cond = "offsets < n_elements"
-    if not certain:
-        lead = (f"If it is the mask: it must switch off every offset outside [0, {span}) (compare with this "
-                f"tensor's size, and use `<`, not `<=`), e.g.")
-    elif had_mask:
-        lead = (f"This access already has a mask, but it lets these lanes through: it must switch off every "
-                f"offset outside [0, {span}) (compare with the tensor's size, not the block size, and use "
-                "`<`, not `<=`). For example:")
-    else:
-        lead = "Fix: switch off the lanes that fall outside with a mask, e.g."
-    return f"{lead}\n    mask = {cond}\n    {call}"
-
-
-def _oob_diagnosis(launch: Launch, view: View, ptr: Any, mask: Any, pid: tuple, filename: str,
-                   lineno: int) -> addresses.Diagnosis:
-    """Mask or address? The lanes' steps and the block's start against the tensor's layout."""
-    lanes = _lane_offsets(ptr, view)
-    active = np.ones(lanes.shape, dtype=bool) if mask is None else np.broadcast_to(data(mask), lanes.shape)
-    key = (filename, lineno, view.name)
-    site = launch.sites.get(key) or Site(lane_steps(lanes), lanes.shape)
-    others = {v.name: (v.end - v.start) // v.itemsize for b in launch.buffers for v in b.views if v is not view}
-    return addresses.out_of_bounds(view.layout(), lanes, active, site, pid, launch.grid, launch.scalars,
-                                   memory.config().in_loop(filename, lineno), others)
+# ---------------------------------------------------------------------------------------------
+# Faults, as facts (checker/diagnosis/faults.py words them)
 
 
 def _fault_oob(launch: Launch, builder: Any, view: View, offsets: np.ndarray, kind: str, op: str, ptr: Any,
                mask: Any) -> KernelFault:
+    """Lanes that leave their tensor: the offending offsets, and the evidence that tells a mask from
+    an address (the lanes, the line's site, the grid; checker/diagnosis/addresses.py reads it)."""
     filename, lineno = _learner_frame()
-    pid = tuple(int(i) for i in builder.grid_idx)
-    span = (view.end - view.start) // view.itemsize
-    # tl.load/tl.store without a mask reach the builder without one; atomics always get one
-    had_mask = mask is not None and (kind != ATOMIC or not bool(np.all(data(mask))))
-    finding = _oob_diagnosis(launch, view, ptr, mask, pid, filename, lineno)
-    side = "before the start of" if offsets[0] < 0 else "past the end of"
-    if len(offsets) > 1:
-        these = f"Element offsets {_offsets_text(offsets)} are"
-    else:
-        these = f"Element offset {offsets[0]} is"
-    shape = f" (`{view.name}` has shape {tuple(view.shape)})" if len(view.shape) > 1 else ""
-    message = "\n".join([
-        f"Out-of-bounds {_VERB[kind]} `{view.name}` in program {_pid_text(pid)}, at {_where(filename, lineno)}",
-        f"{these} {side} `{view.name}`: valid offsets are [0, {span}){shape}.",
-        "On a GPU this would touch memory that belongs to something else (wrong values, a crash, or "
-        "another tensor silently overwritten); the checker stopped it before memory was touched.",
-        *([finding.text + ("" if "mask" in finding.candidates else " A mask would only hide this.")]
-          if finding.text else []),
-        # where a mask is (one of) the fixes, show how to write it
-        *([_mask_advice(view, span, offsets, op, np.ndim(data(ptr)) >= 2, had_mask, finding.cause == "mask")]
-          if "mask" in (finding.cause, *finding.candidates) else []),
-    ])
-    return KernelFault("out_of_bounds", pid, filename, lineno, view.name, message, finding.cause,
-                       finding.candidates)
-
-
-def _element_text(view: View, offset: int) -> str:
-    if view.contiguous and len(view.shape) > 1 and 0 <= offset < int(np.prod(view.shape)):
-        index = ", ".join(str(int(i)) for i in np.unravel_index(offset, view.shape))
-        return f"element {offset} (index [{index}])"
-    return f"element {offset}"
+    lanes = _lane_offsets(ptr, view)
+    active = np.ones(lanes.shape, dtype=bool) if mask is None else np.broadcast_to(data(mask), lanes.shape)
+    site = launch.sites.get((filename, lineno, view.name)) or Site(lane_steps(lanes), lanes.shape)
+    return KernelFault(Fault("out_of_bounds", tuple(int(i) for i in builder.grid_idx), view.name,
+                             memory.place(filename, lineno), {
+        "access": kind, "op": op, "offsets": offsets, "layout": view.layout(), "lanes": lanes, "active": active,
+        # tl.load/tl.store without a mask reach the builder without one; atomics always get one
+        "had_mask": mask is not None and (kind != ATOMIC or not bool(np.all(data(mask)))),
+        "tile": np.ndim(data(ptr)) >= 2, "site": site, "grid": launch.grid, "scalars": launch.scalars,
+        "in_loop": memory.config().in_loop(filename, lineno),
+        "others": {v.name: (v.end - v.start) // v.itemsize for b in launch.buffers for v in b.views if v is not view},
+    }))
 
 
 def _fault_race(builder: Any, launch: Launch, buf: Buffer, element: int, kind: str, op: str,
                 other: int, other_stored: bool, ptr: Any) -> KernelFault:
+    """Two programs at one element: which, doing what, and the evidence on whether they were meant
+    to meet (the output sums shares) or their blocks overlap (the lanes, every line's site)."""
     filename, lineno = _learner_frame()
-    pid = tuple(int(i) for i in builder.grid_idx)
     nx, ny, nz = builder.grid_dim
-    other_pid = (other // (ny * nz), other // nz % ny, other % nz)
     addr = buf.data_lo + (element << int(buf.shift))
     view = next((v for v in buf.views if v.start <= addr < v.end), buf.views[0])
-    offset = (addr - view.start) // view.itemsize
-    doing = {LOAD: "loads this element", STORE: "stores to this element",
-             ATOMIC: f"updates this element with tl.{op}"}[kind]
-    # a load or an atomic races only with another program's plain store, so a conflict with an
-    # access that was no store is this program's store meeting the other's load or atomic
-    done = "stored to it with a plain tl.store" if other_stored else "reads it or updates it with an atomic"
-    cause, candidates = "atomic", ()
-    shared = is_shared(buf) and addresses.shared_overlap(
-        view.layout(), _lane_offsets(ptr, view), launch.sites, (filename, lineno, view.name), pid, other_pid,
-        launch.grid, launch.scalars, {n: v for n, v in launch.scalars.items() if n not in launch.constexprs})
-    if shared:  # the programs were never meant to meet here, though the output sums shares
-        fix = f"This output sums shares from several programs, but not these two here. {shared.text}"
-        cause, candidates = shared.cause, shared.candidates
-    elif is_shared(buf):
-        fix = ("Fix: this output sums shares from several programs: add each share with tl.atomic_add "
-               "(or another tl.atomic_* op), never with a load, an add and a store.")
-    else:
-        lanes = _lane_offsets(ptr, view)
-        site = launch.sites.get((filename, lineno, view.name)) or Site(lane_steps(lanes),
-                                                                               lanes.shape)
-        sizes = {n: v for n, v in launch.scalars.items() if n not in launch.constexprs}
-        finding = addresses.overlapping_writes(view.layout(), lanes, site, pid, launch.grid, launch.scalars, sizes)
-        if finding is not None:
-            fix = f"Each element of `{view.name}` belongs to exactly one program. {finding.text}"
-            cause, candidates = finding.cause, finding.candidates
-        else:
-            cause, candidates = "", ("address", "mask")
-            fix = (f"Each element of `{view.name}` belongs to exactly one program, so two programs reaching it "
-                   "means their blocks overlap: either an offset is computed wrongly (each program's start "
-                   "from tl.program_id, the strides), or lanes past the end of a block reach into the next "
-                   "one and need a mask.")
-    message = "\n".join([
-        f"Data race on `{view.name}` {_element_text(view, offset)}, in program {_pid_text(pid)} at "
-        f"{_where(filename, lineno)}",
-        f"Program {_pid_text(pid)} {doing}, but program {_pid_text(other_pid)} {done} in the same launch.",
-        "On a GPU, programs run in parallel, so these accesses happen in no fixed order and one "
-        "program's update can overwrite another's. The interpreter runs programs one after another, "
-        "so the answer can look right here and still be wrong on a GPU.",
-        fix,
-    ])
-    return KernelFault("race", pid, filename, lineno, view.name, message, cause, candidates)
-
+    return KernelFault(Fault("race", tuple(int(i) for i in builder.grid_idx), view.name,
+                             memory.place(filename, lineno), {
+        "access": kind, "op": op, "offset": (addr - view.start) // view.itemsize, "contiguous": view.contiguous,
+        "other": (other // (ny * nz), other // nz % ny, other % nz), "other_stored": other_stored,
+        "shared": is_shared(buf), "layout": view.layout(), "lanes": _lane_offsets(ptr, view),
+        "sites": launch.sites, "key": (filename, lineno, view.name), "grid": launch.grid, "scalars": launch.scalars,
+        "sizes": {n: v for n, v in launch.scalars.items() if n not in launch.constexprs},
+    }))
 
 
 # ---------------------------------------------------------------------------------------------
