@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import nullcontext
 
 import torch
 
@@ -10,8 +11,10 @@ from checker.evidence.compare import compare
 from checker.poison import poison, poison_of, unwritten_mask
 from checker.diagnosis.model import NO_HINT, Diagnosis, Strength, certain
 from checker.diagnosis.values import Evidence, output_hint
-from checker.diagnosis.faults import describe
-from checker.evidence.guards import guard_outputs, overrun_text, overruns
+from checker.diagnosis.addresses import seen_in_addresses
+from checker.diagnosis.faults import describe, past_the_end
+from checker.evidence.model import MemoryEvidence
+from checker.evidence.guards import guard_outputs, overruns
 from checker.source import KernelSource
 from checker.puzzle.model import Case, Part, Puzzle
 
@@ -112,10 +115,9 @@ def _terms(reference, output) -> "int | torch.Tensor":
 
 
 def _sanitizer():
-    """The sanitizer module when it guards this process's launches (the interpreter), else None."""
-    import sys
-    sanitizer = sys.modules.get("checker.interpreter.sanitizer")
-    return sanitizer if sanitizer is not None and sanitizer.enabled() else None
+    """The sanitizer when it guards this process's launches (the interpreter), else None."""
+    from checker.interpreter import sanitizer
+    return sanitizer if sanitizer.enabled() else None
 
 
 ATOMIC_CALL = re.compile(r"\btl\.atomic_(add|max|min|and|or|xor)\s*\(")
@@ -145,23 +147,23 @@ def _written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[st
     return kinds
 
 
-def _evidence(part: Part, outputs: dict, source: KernelSource, inputs: dict) -> Evidence:
-    """What the launch did besides its values: from the sanitizer where it ran, else from the text."""
+def _evidence(part: Part, memory: MemoryEvidence | None, source: KernelSource, inputs: dict) -> Evidence:
+    """What the launch did besides its values: what the sanitizer saw where it ran, else the text."""
     peaks = [float(v.detach().abs().max()) for v in inputs.values()
              if torch.is_tensor(v) and v.is_floating_point() and v.numel()]
     evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)), input_peak=max(peaks, default=0.0))
     evidence.kinds = _written_by_text(source, [o.name for o in part.outputs])
-    sanitizer = _sanitizer()
-    if sanitizer is not None:
+    if memory is not None:
         evidence.sanitized = True
-        evidence.kinds = {o.name: sanitizer.access_kinds(outputs[o.name]) for o in part.outputs if o.name in outputs}
+        kinds = memory.kinds
+        evidence.kinds = {o.name: kinds[o.name] for o in part.outputs if o.name in kinds}
         names = {}
         for o in part.outputs:
-            if o.name in outputs:
+            if o.name in kinds:
                 names.update({v: o.name for v in _pointer_names(o.name)})
-        for tensor, where in sanitizer.poison_reads():
+        for tensor, place in memory.poison_reads:
             name = names.get(tensor, tensor)
-            evidence.poison_read.setdefault(name, where)
+            evidence.poison_read.setdefault(name, place.label)
     return evidence
 
 
@@ -170,14 +172,9 @@ def _pointer_names(name: str) -> list[str]:
     return [name, f"{name}_ptr", f"{name}ptr"]
 
 
-def _address_hints() -> list[dict]:
+def _address_hints(memory: MemoryEvidence | None) -> list[dict]:
     """Address evidence from the sanitizer for a case whose results are wrong."""
-    sanitizer = _sanitizer()
-    if sanitizer is None:
-        return []
-    return [{"hint": (f"seen in the addresses at {where}" if where else "seen in the addresses:") + f"\n{finding.text}",
-             "cause": finding.cause,
-             "candidates": list(finding.candidates)} for where, finding in sanitizer.address_findings()]
+    return [] if memory is None else [d.to_json() for d in seen_in_addresses(memory)]
 
 
 def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
@@ -241,16 +238,17 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     sanitizer = _sanitizer() if device == "cpu" else None
     # where nothing stops a store past an output's end, a band after it shows one (checker/evidence/guards.py)
     guards = guard_outputs(outputs) if sanitizer is None else []
-    if sanitizer is not None:
-        # a race message depends on whether the output sums shares; a read of the fill is evidence
-        sanitizer.expect_shared([outputs[o.name] for o in part.outputs if o.accumulated and o.name in outputs])
-        sanitizer.expect_outputs([(outputs[name], *poison_of(outputs[name])) for name in poisoned
-                                  if poison_of(outputs[name]) is not None])
-        sanitizer.reset_evidence()
+    # what the sanitizer sees comes back in `memory`; a race message depends on whether the output sums
+    # shares, and a read of the fill is evidence
+    recording = nullcontext() if sanitizer is None else sanitizer.recording(
+        outputs, shared=[outputs[o.name] for o in part.outputs if o.accumulated and o.name in outputs],
+        poisoned=[(outputs[name], *poison_of(outputs[name])) for name in poisoned
+                  if poison_of(outputs[name]) is not None])
     try:
         if on_launch is not None:
             on_launch()
-        produced = part.launch(_SyncedKernels(kernels) if device == "cuda" else kernels, inputs, outputs, case)
+        with recording as memory:
+            produced = part.launch(_SyncedKernels(kernels) if device == "cuda" else kernels, inputs, outputs, case)
         if device == "cuda":
             torch.cuda.synchronize()
         clock.append(time.perf_counter())
@@ -281,7 +279,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                              unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
             if evidence is None:
-                evidence = _evidence(part, outputs, source, before)
+                evidence = _evidence(part, memory, source, before)
                 evidence.unwritten = _unwritten_counts(part, produced, poisoned)
             others = {o.name: (produced.get(o.name), puzzle.tolerance(case.dtype, o)) for o in part.outputs
                       if o.name != output.name}
@@ -293,14 +291,13 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         if output.name in overrun:
             label = f"{output.label} past its end"
             comparisons.append({"label": label, "ok": False, "forward": output.forward, "title": label,
-                                "cause": "", "candidates": ["mask", "address"],
-                                "hint": overrun_text(output.name, overrun[output.name])})
+                                **past_the_end(output.name, overrun[output.name]).to_json()})
     if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
-    hints = _address_hints() if not ok else []
+    hints = _address_hints(memory) if not ok else []
     if not ok and evidence is None:
-        evidence = _evidence(part, outputs, source, before)
+        evidence = _evidence(part, memory, source, before)
     seen = {name: sorted(kinds) for name, kinds in (evidence.kinds or {}).items()} if evidence else {}
     clock.append(time.perf_counter())
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing

@@ -296,12 +296,11 @@ def test_a_scratch_buffer_read_unwritten_is_noted_and_named_in_the_hint():
     from checker.diagnosis.values import Evidence, output_hint
     from checker.puzzle.model import Output, Reference, Tolerance
     x, z = torch.randn(6), torch.zeros(1)
-    sanitizer.reset_evidence()
-    with sanitizer.sanitized():
+    with sanitizer.sanitized() as seen:
         part = scratch(6, like=x)
         half_partials[(1,)](x, part, 6, BLOCK=8)
         sum_partials[(1,)](part, z, 6, BLOCK=8)
-        reads = sanitizer.poison_reads()
+        reads = [(name, place.label) for name, place in seen.poison_reads]
     assert [name for name, _ in reads] == ["part_ptr"] and torch.isnan(z).all()
     ref, tol = {"z": (2 * x.double()).sum().reshape(1)}, Tolerance(atol=1e-5, rtol=1e-5)
     hint = output_hint(types.SimpleNamespace(patterns=[]), Output("z", "z", True), z, Reference(ref, {"z": 1.0}),

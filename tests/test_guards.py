@@ -2,7 +2,12 @@
 sanitizer is off, and an output the kernels keep inside of is left alone."""
 import torch
 
-from checker.evidence.guards import GUARD_ELEMENTS, guard_outputs, overrun_text, overruns
+from checker.diagnosis.faults import past_the_end
+from checker.evidence.guards import GUARD_ELEMENTS, guard_outputs, overruns
+
+
+def overrun_text(name: str, first: int) -> str:
+    return past_the_end(name, first).text
 
 
 def test_a_write_past_the_end_is_seen_and_where():

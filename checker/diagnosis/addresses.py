@@ -14,135 +14,42 @@ layout (shape and strides), that evidence tells the two causes of an out-of-boun
   row * BLOCK_N, a program id used for the wrong axis, an offset off by one). A mask would only
   hide it.
 
-Where the evidence fits both, the finding says so and asks. Pure NumPy, no Triton: the sanitizer
-feeds it, tests drive it directly.
+Where the evidence fits both, the finding says so and asks. Each finding is a Diagnosis with a
+stable code ("addr.step", "addr.start", "addr.transposed", ...); the
+lanes it reads are facts of checker/evidence/lanes.py. Pure NumPy, no Triton: the sanitizer's
+faults and records feed it, tests drive it directly.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
 
-Pid = tuple[int, int, int]
+from checker.diagnosis.model import Diagnosis, Span, Strength
+from checker.evidence.lanes import Layout, Pid, Site, lane_steps, program_steps
+from checker.evidence.model import MemoryEvidence, Place
 
 
-@dataclass(frozen=True)
-class Layout:
-    """A tensor argument as the kernel was given it."""
-    name: str                      # the kernel's parameter, e.g. "x_ptr"
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]       # in elements
-    itemsize: int
-    span: int                      # the argument may touch elements [0, span)
-
-    @property
-    def label(self) -> str:
-        return f"`{self.name}`"
-
-    def layout_text(self) -> str:
-        if len(self.shape) <= 1:
-            return f"{self.label} has {self.span} elements, 1 apart"
-        return f"{self.label} has shape {tuple(self.shape)}, strides {tuple(self.strides)}"
-
-    def big_dims(self) -> list[int]:
-        """Dimensions with more than one element."""
-        return [d for d, n in enumerate(self.shape) if n > 1]
-
-    def steps_that_fit(self) -> set[int]:
-        """Steps that walk a dimension: its stride, and for a dimension of one element (whose stride
-        means nothing) also the stride it has when contiguous: a block over rows of a [1, K] tensor
-        steps by K, its lanes past the first row masked off."""
-        fit = {abs(s) for s in self.strides}
-        natural = 1
-        for d in reversed(range(len(self.shape))):
-            if self.shape[d] == 1:
-                fit.add(natural)
-            natural *= max(self.shape[d], 1)
-        return fit
-
-    def row_stride(self) -> Optional[int]:
-        """The stride between rows of a 2-D (or higher) layout whose last dimension is contiguous."""
-        dims = self.big_dims()
-        if len(self.shape) < 2 or len(dims) < 2 or self.strides[-1] != 1:
-            return None
-        return self.strides[-2]
-
-    def coordinates(self, offset: int) -> Optional[tuple[int, int]]:
-        """(row, column) of an element offset in a row-major 2-D view (rows = all leading dims)."""
-        rows_apart = self.row_stride()
-        if rows_apart is None or offset < 0:
-            return None
-        return offset // rows_apart, offset % rows_apart
+def _found(code: str, text: str, cls: str = "", asked: tuple[str, ...] = ()) -> Diagnosis:
+    """One finding: the run proves a cause class (lanes and strides), or several fit and it asks."""
+    return Diagnosis(text, cls, tuple(asked), code=code, strength=Strength.PROOF if cls else Strength.FIT)
 
 
-@dataclass
-class Site:
-    """One line of the learner's kernel accessing one tensor: the steps of its pointer block (from
-    the first program that reached it) and each program's first origin there."""
-    steps: tuple[Optional[int], ...]
-    block: tuple[int, ...]         # the pointer block's shape
-    origins: dict[Pid, int] = field(default_factory=dict)
-    active: dict[Pid, int] = field(default_factory=dict)   # lanes the mask let through, at that first access
-
-    def flat_walk(self, grid: tuple[int, int, int]) -> bool:
-        """Do the programs walk the tensor as one flat array, block after block? Then only the last
-        block's mask switches lanes off; a kernel that walks rows masks lanes in every row."""
-        width = int(np.prod(self.block)) if self.block else 1
-        last = (grid[0] - 1, grid[1] - 1, grid[2] - 1)
-        return all(n == width for pid, n in self.active.items() if pid != last)
+def _label(layout: Layout) -> str:
+    return f"`{layout.name}`"
 
 
-@dataclass(frozen=True)
-class Finding:
-    """cause: the class the evidence singles out ('' when several fit: see candidates)."""
-    text: str
-    cause: str = ""
-    candidates: tuple[str, ...] = ()
-
-
-def lane_steps(offsets: np.ndarray) -> tuple[Optional[int], ...]:
-    """Per axis of the pointer block, the constant difference between neighbouring lanes (None
-    where the axis has one lane or the differences vary: a gather)."""
-    steps: list[Optional[int]] = []
-    for axis in range(offsets.ndim):
-        if offsets.shape[axis] < 2:
-            steps.append(None)
-            continue
-        diff = np.diff(offsets.astype(np.int64), axis=axis)
-        first = int(diff.flat[0])
-        steps.append(first if bool((diff == first).all()) else None)
-    return tuple(steps)
+def _layout_text(layout: Layout) -> str:
+    if len(layout.shape) <= 1:
+        return f"{_label(layout)} has {layout.span} elements, 1 apart"
+    return f"{_label(layout)} has shape {tuple(layout.shape)}, strides {tuple(layout.strides)}"
 
 
 def name_of(value: int, scalars: dict[str, int]) -> str:
     """' (= M)' when exactly one of the kernel's integer arguments has this value."""
     names = [n for n, v in scalars.items() if v == value]
     return f" (= {names[0]})" if len(names) == 1 else ""
-
-
-def program_steps(origins: dict[Pid, int], grid: tuple[int, int, int]) -> Optional[tuple[Optional[int], ...]]:
-    """How far each program id moves the block's origin: (g0, g1, g2), None per axis where the
-    programs seen do not tell; None if the origins are not one affine function of the program id
-    (a persistent loop, data-dependent offsets)."""
-    if not origins:
-        return None
-    base = min(origins)
-    steps: list[Optional[int]] = []
-    for axis in range(3):
-        nxt = list(base)
-        nxt[axis] += 1
-        steps.append(origins[tuple(nxt)] - origins[base] if tuple(nxt) in origins else None)
-    for pid, origin in origins.items():
-        predicted = origins[base]
-        for axis in range(3):
-            if pid[axis] != base[axis]:
-                if steps[axis] is None:
-                    return tuple(steps)  # not enough programs seen to check this one
-                predicted += (pid[axis] - base[axis]) * steps[axis]
-        if predicted != origin:
-            return None
-    return tuple(steps)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,7 +63,7 @@ def _axis_words(block: tuple[int, ...], axis: int) -> str:
 
 
 def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, ...],
-                  scalars: dict[str, int]) -> Optional[Finding]:
+                  scalars: dict[str, int]) -> Optional[Diagnosis]:
     """A lane step that matches none of the tensor's strides: the address is wrong."""
     big = layout.big_dims()
     if not big:
@@ -170,27 +77,29 @@ def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple
         if layout.itemsize > 1 and step % layout.itemsize == 0 and abs(step) not in scalars.values() and \
                 any(layout.strides[d] == abs(step) // layout.itemsize for d in big):
             meant = abs(step) // layout.itemsize
-            return Finding(
+            return _found("addr.bytes",
                 f"The addresses themselves are wrong: {which} are {step} elements apart, {layout.itemsize} "
-                f"times {layout.label}'s stride of {meant}: the offsets count bytes. In Triton, ptr + i moves by i "
+                f"times {_label(layout)}'s stride of {meant}: the offsets count bytes. In Triton, ptr + i moves by i "
                 f"elements whatever their size, so drop the factor {layout.itemsize} (no element_size()).",
                 "address")
         if len(big) == 1:
             expected = layout.strides[big[0]]
             want = "1 apart" if expected == 1 else f"{expected} apart"
-            return Finding(
+            return _found("addr.step",
                 f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements "
-                f"apart, but {layout.label}'s elements are {want} ({layout.layout_text()}).", "address")
+                f"apart, but {_label(layout)}'s elements are {want} ({_layout_text(layout)}).", "address")
         rows_apart = layout.row_stride()
         expected = rows_apart if axis == 0 and len(block) > 1 and rows_apart is not None else None
-        hint = f" Row i of {layout.label} starts at i * {expected}{name_of(expected, scalars)}." if expected else ""
+        hint = f" Row i of {_label(layout)} starts at i * {expected}{name_of(expected, scalars)}." if expected else ""
         text = (f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements apart, "
-                f"a step that matches none of {layout.label}'s strides ({layout.layout_text()}).{hint}")
+                f"a step that matches none of {_label(layout)}'s strides ({_layout_text(layout)}).{hint}")
         if scalars and abs(step) not in scalars.values():
             # a step that is no argument of the kernel was written into it
-            return Finding(text + f" {abs(step)} is none of the sizes the kernel was given: is it hard-coded?", "",
-                           ("address", "hardcoded"))
-        return Finding(text, "address")
+            return _found("addr.step_hardcoded",
+                          text + f" {abs(step)} is none of the sizes the kernel was given: is it hard-coded?", "",
+                          ("address", "hardcoded"))
+        return _found("addr.step",
+                      text, "address")
     return None
 
 
@@ -215,7 +124,7 @@ def _program_words(pid: Pid, origins: dict[Pid, int], grid: tuple[int, int, int]
 
 
 def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid, int], grid: tuple[int, int, int],
-                      scalars: dict[str, int], site: Optional[Site] = None) -> Optional[Finding]:
+                      scalars: dict[str, int], site: Optional[Site] = None) -> Optional[Diagnosis]:
     """Does the way each program id moves the block fit the tensor? A move by whole rows must not
     send the grid's last program past the last row; a move by less than a row (column blocks) must
     not send it past the last column; any other move must be one flat walk over the tensor. A grid
@@ -255,12 +164,12 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
             problem = (f"{g} columns; program {furthest} along axis {axis} starts at column {column}, past the last "
                        f"column ({columns - 1})")
         elif rows_apart is not None:
-            problem = (f"not a whole number of rows: {layout.label}'s rows are {rows_apart}{name_of(rows_apart, scalars)} "
-                       f"elements apart")
+            problem = (f"not a whole number of rows: {_label(layout)}'s rows are "
+                       f"{rows_apart}{name_of(rows_apart, scalars)} elements apart")
         elif last < layout.span:
             continue
         else:
-            problem = (f"and program {furthest} along axis {axis} starts at element {last}, beyond {layout.label}'s "
+            problem = (f"and program {furthest} along axis {axis} starts at element {last}, beyond {_label(layout)}'s "
                        f"{layout.span} elements")
         others = [a for a in axes if a != axis]
         swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
@@ -268,26 +177,29 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
         text = f"The addresses themselves are wrong: {named}, {problem}.{swap}"
         if scalars and g > 1 and not any(v > 1 and g % v == 0 for v in scalars.values()):
             # a move that no argument of the kernel (nor a multiple of one) explains was written into it
-            return Finding(text + f" {g} is none of the sizes the kernel was given, nor a multiple of one: is a size "
-                                  f"hard-coded?", "", ("address", "hardcoded"))
-        return Finding(text, "address")
+            return _found("addr.program_move_hardcoded",
+                          text + f" {g} is none of the sizes the kernel was given, nor a multiple of one: is a size "
+                                 f"hard-coded?", "", ("address", "hardcoded"))
+        return _found("addr.program_move",
+                      text, "address")
     return None
 
 
 def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, int],
-                     grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool) -> Optional[Finding]:
+                     grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool) -> Optional[Diagnosis]:
     """The block starts outside the tensor (before it, past its end, or past the last column of a
     row): its start is computed wrongly. A grid the checker fixes never needs a block that starts
     outside; a loop that runs one step too far does."""
     rows_apart = layout.row_stride()
     where = layout.coordinates(origin)
     if origin < 0:
-        return Finding(f"Program {pid} starts this access at element {origin}, before the start of {layout.label}. If "
-                       f"the block is not meant to reach back, an offset is off (by {-origin}?): fix the offset, not "
-                       f"the mask. If it is meant to (a neighbour's value), switch the lanes before the start off "
-                       f"with a mask.", "", ("address", "mask"))
+        return _found("addr.starts_before",
+                      f"Program {pid} starts this access at element {origin}, before the start of {_label(layout)}. If "
+                      f"the block is not meant to reach back, an offset is off (by {-origin}?): fix the offset, not "
+                      f"the mask. If it is meant to (a neighbour's value), switch the lanes before the start off "
+                      f"with a mask.", "", ("address", "mask"))
     if origin >= layout.span:
-        problem = f"beyond the {layout.span} elements of {layout.label}"
+        problem = f"beyond the {layout.span} elements of {_label(layout)}"
     elif where is not None and len(layout.shape) >= 2 and where[1] >= layout.shape[-1]:
         problem = f"past the last column of its row ({layout.shape[-1] - 1})"
     else:
@@ -295,25 +207,28 @@ def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, i
     moved = _program_words(pid, origins, grid, scalars)
     rows = ""
     if rows_apart is not None:
-        rows = f" {layout.label}'s rows are {rows_apart}{name_of(rows_apart, scalars)} elements apart."
+        rows = f" {_label(layout)}'s rows are {rows_apart}{name_of(rows_apart, scalars)} elements apart."
     text = (f"The block's start is wrong, not its edge: program {pid} starts this access at "
             f"{_origin_text(layout, origin)}, already {problem}.{moved}{rows}")
     if origin == layout.span:
         # the first element past the end, exactly: a guard written with `<=` (row <= M) lets it through
-        return Finding(text + " It starts exactly one past the end: does a guard let the index one past the "
-                              "last through (`<=` where `<` belongs, row <= M)? Or is the start computed wrongly, "
-                              "or does a loop run a step too far?", "", ("mask", "address", "loop"))
+        return _found("addr.one_past_the_end",
+                      text + " It starts exactly one past the end: does a guard let the index one past the "
+                             "last through (`<=` where `<` belongs, row <= M)? Or is the start computed wrongly, "
+                             "or does a loop run a step too far?", "", ("mask", "address", "loop"))
     if in_loop:
-        return Finding(text + " Is the start computed wrongly (a stride, a block size, a program id), or "
-                              "does the loop run a step too far?", "", ("address", "loop"))
-    return Finding(text + " Check how the start is computed: the row or block offset (row * the row "
-                          "stride, pid * BLOCK), which program id picks which axis, and any ± 1.", "address")
+        return _found("addr.start_or_loop",
+                      text + " Is the start computed wrongly (a stride, a block size, a program id), or "
+                             "does the loop run a step too far?", "", ("address", "loop"))
+    return _found("addr.start",
+                  text + " Check how the start is computed: the row or block offset (row * the row "
+                         "stride, pid * BLOCK), which program id picks which axis, and any ± 1.", "address")
 
 
 def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, ...], pid: Pid,
                      origins: dict[Pid, int], grid: tuple[int, int, int],
                      scalars: dict[str, int], sizes: Optional[dict[str, int]] = None,
-                     sharing: bool = False) -> Optional[Finding]:
+                     sharing: bool = False) -> Optional[Diagnosis]:
     """Two programs write one element: do their blocks overlap by construction? (the program id
     unused, or moving the block by less than its width). A move by one of the sizes the kernel was
     given (HQ heads per token, say) in a block padded wider than it (BLOCK_H) fits a right start
@@ -326,9 +241,10 @@ def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tu
         if g is None or grid[axis] < 2 or (sharing and g == 0):
             continue
         if g == 0:
-            return Finding(f"Every program along grid axis {axis} starts this access at the same element: the "
-                           f"offsets do not depend on tl.program_id({axis}), so those programs all write one "
-                           f"block. Add the program's own offset (e.g. tl.program_id({axis}) * BLOCK).", "address")
+            return _found("addr.same_start",
+                          f"Every program along grid axis {axis} starts this access at the same element: the "
+                          f"offsets do not depend on tl.program_id({axis}), so those programs all write one "
+                          f"block. Add the program's own offset (e.g. tl.program_id({axis}) * BLOCK).", "address")
         width, unit = _extent(layout, steps, block, g)
         if width and 0 < g // unit < width:
             moved = g // unit
@@ -337,14 +253,17 @@ def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tu
                     f"but each block is {width}{name_of(width, scalars)} {words} wide: neighbouring programs' "
                     f"blocks overlap. Program p's block starts at p * {width}.")
             if scalars and moved > 1 and moved not in scalars.values():
-                return Finding(text + f" {moved} is none of the sizes the kernel was given: is it hard-coded?", "",
-                               ("address", "hardcoded"))
+                return _found("addr.overlap_hardcoded",
+                              text + f" {moved} is none of the sizes the kernel was given: is it hard-coded?", "",
+                              ("address", "hardcoded"))
             if moved in (sizes or {}).values():
-                return Finding(text.rsplit(" Program p's", 1)[0] + f" {moved}{name_of(moved, sizes)} is a size the "
-                               f"kernel was given: if each program owns {moved} {words}, its block's {words} past "
-                               f"them need a mask; if not, the start is wrong (program p's block would start at "
-                               f"p * {width}).", "", ("mask", "address"))
-            return Finding(text, "address")
+                return _found("addr.overlap_or_mask",
+                              text.rsplit(" Program p's", 1)[0] + f" {moved}{name_of(moved, sizes)} is a size the "
+                              f"kernel was given: if each program owns {moved} {words}, its block's {words} past "
+                              f"them need a mask; if not, the start is wrong (program p's block would start at "
+                              f"p * {width}).", "", ("mask", "address"))
+            return _found("addr.overlap",
+                          text, "address")
     return None
 
 
@@ -361,15 +280,16 @@ def _extent(layout: Layout, steps: tuple[Optional[int], ...], block: tuple[int, 
     return (spans[0], 1) if spans else (0, 1)
 
 
-def _shift_finding(layout: Layout, origins: dict[Pid, int], block: tuple[int, ...]) -> Optional[Finding]:
+def _shift_finding(layout: Layout, origins: dict[Pid, int], block: tuple[int, ...]) -> Optional[Diagnosis]:
     """Program 0 starts a little past element 0: an offset off by one, unless that start is meant
     (the second half of a row, say): both fit, so ask."""
     first = origins.get((0, 0, 0))
     if first is None or first == 0 or first < 0 or first >= int(np.prod(block)):
         return None
-    return Finding(f"Program (0, 0, 0) starts this access at element {first}, not 0. If it should start at 0, an "
-                   f"offset is off by {first} (the addresses, not the mask); if that start is meant, the mask lets "
-                   f"the block's last lanes through.", "", ("address", "mask"))
+    return _found("addr.shifted_start",
+                  f"Program (0, 0, 0) starts this access at element {first}, not 0. If it should start at 0, an "
+                  f"offset is off by {first} (the addresses, not the mask); if that start is meant, the mask lets "
+                  f"the block's last lanes through.", "", ("address", "mask"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,7 +297,7 @@ def _shift_finding(layout: Layout, origins: dict[Pid, int], block: tuple[int, ..
 
 
 def _other_tensor_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray,
-                          others: dict[str, int]) -> Optional[Finding]:
+                          others: dict[str, int]) -> Optional[Diagnosis]:
     """The lanes the mask lets through fit another tensor of the launch exactly, one of another
     size: the offsets (or the mask) were made for that tensor. Either the address is built from
     the wrong index, or the mask compares with the wrong size: ask."""
@@ -389,13 +309,14 @@ def _other_tensor_finding(layout: Layout, offsets: np.ndarray, active: np.ndarra
     if not fits:
         return None
     name, span = max(fits, key=lambda item: item[1])
-    return Finding(f"The lanes this access lets through reach element {high}: they fit `{name}` ({span} elements), "
-                   f"not {layout.label} ({layout.span}). Is this address built from an index meant for "
-                   f"`{name}` (an element's position where its value, or another row, belongs)? Or does the "
-                   f"mask compare with `{name}`'s size instead of {layout.label}'s?", "", ("address", "mask"))
+    return _found("addr.other_tensor",
+                  f"The lanes this access lets through reach element {high}: they fit `{name}` ({span} elements), "
+                  f"not {_label(layout)} ({layout.span}). Is this address built from an index meant for "
+                  f"`{name}` (an element's position where its value, or another row, belongs)? Or does the "
+                  f"mask compare with `{name}`'s size instead of {_label(layout)}'s?", "", ("address", "mask"))
 
 
-def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[str, int]) -> Optional[Diagnosis]:
     """A block as wide as none of the sizes the kernel was given: tl.arange takes compile-time
     widths, so one that matches no argument is most likely a number written into the kernel."""
     widths = [n for n in offsets.shape if n > 1]
@@ -403,10 +324,11 @@ def _literal_width_finding(layout: Layout, offsets: np.ndarray, scalars: dict[st
     if not widths or not given or any(w in given for w in widths):
         return None
     named = ", ".join(f"{k} = {v}" for k, v in scalars.items())
-    return Finding(f"This block is {' x '.join(map(str, widths))} lanes wide, but none of the sizes the kernel was given "
-                   f"is {widths[0]} ({named}): is a size hard-coded (tl.arange(0, {widths[0]}))? Use the "
-                   f"block size argument. Or, if the width is meant, the mask must switch off the lanes past the end.",
-                   "", ("hardcoded", "mask"))
+    return _found("addr.literal_width",
+                  f"This block is {' x '.join(map(str, widths))} lanes wide, but none of the sizes the kernel was given "
+                  f"is {widths[0]} ({named}): is a size hard-coded (tl.arange(0, {widths[0]}))? Use the "
+                  f"block size argument. Or, if the width is meant, the mask must switch off the lanes past the end.",
+                  "", ("hardcoded", "mask"))
 
 
 def _reach(active: np.ndarray, axis: int) -> tuple[np.ndarray, int]:
@@ -417,7 +339,7 @@ def _reach(active: np.ndarray, axis: int) -> tuple[np.ndarray, int]:
 
 
 def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, steps: tuple[Optional[int], ...],
-                      scalars: dict[str, int]) -> Optional[Finding]:
+                      scalars: dict[str, int]) -> Optional[Diagnosis]:
     """The mask switches lanes off, but at a bound none of the kernel's sizes explains (rows < 10
     where M is 1): the bound was written into the kernel."""
     if not scalars or None in steps or offsets.ndim == 0:
@@ -436,18 +358,20 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
         bound = start + extent
         if bound - 1 in scalars.values() and bound not in scalars.values():
             size = next(k for k, v in scalars.items() if v == bound - 1)
-            return Finding(f"The mask lets lanes through up to index {bound - 1} = {size}: one past the last valid "
-                           f"index. Written with `<=` where `<` belongs (index < {size})?", "mask")
+            return _found("addr.mask_le",
+                          f"The mask lets lanes through up to index {bound - 1} = {size}: one past the last valid "
+                          f"index. Written with `<=` where `<` belongs (index < {size})?", "mask")
         if bound not in scalars.values():
-            return Finding(f"The mask lets lanes through up to index {bound - 1} along this block's "
-                           f"{'rows' if offsets.ndim > 1 and axis == 0 else 'lanes'}, a bound of {bound}, and {bound} is "
-                           f"none of the sizes the kernel was given: is the mask's bound hard-coded? It must compare "
-                           f"with this tensor's size.", "", ("mask", "hardcoded"))
+            return _found("addr.mask_hardcoded",
+                          f"The mask lets lanes through up to index {bound - 1} along this block's "
+                          f"{'rows' if offsets.ndim > 1 and axis == 0 else 'lanes'}, a bound of {bound}, and {bound} is "
+                          f"none of the sizes the kernel was given: is the mask's bound hard-coded? It must compare "
+                          f"with this tensor's size.", "", ("mask", "hardcoded"))
     return None
 
 
 def _shifted_block_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray,
-                           steps: tuple[Optional[int], ...]) -> Optional[Finding]:
+                           steps: tuple[Optional[int], ...]) -> Optional[Diagnosis]:
     """The lanes the mask let through are as many as the rest of the row needs from the last multiple
     of the block's width, but the block starts a little past that multiple (columns 32..39 of 40,
     from a block that starts at 33; or a whole row of 16 from column 1): the mask counts right and
@@ -466,11 +390,12 @@ def _shifted_block_finding(layout: Layout, offsets: np.ndarray, active: np.ndarr
     aligned = start - off
     if off == 0 or aligned + extent != layout.shape[-1]:
         return None
-    return Finding(f"The block starts at index {start} of its row, {off} past a multiple of its {width} lanes, and "
-                   f"the mask lets {extent} lanes through: exactly indices {aligned}..{aligned + extent - 1}, the lanes "
-                   f"a block starting at {aligned} would need. Is the start off by {off} (the row's or the block's "
-                   f"offset, not the mask)? If that start is meant, the mask lets lanes through past the end: `<=` "
-                   f"where `<` belongs?", "", ("address", "mask"))
+    return _found("addr.shifted_block",
+                  f"The block starts at index {start} of its row, {off} past a multiple of its {width} lanes, and "
+                  f"the mask lets {extent} lanes through: exactly indices {aligned}..{aligned + extent - 1}, the lanes "
+                  f"a block starting at {aligned} would need. Is the start off by {off} (the row's or the block's "
+                  f"offset, not the mask)? If that start is meant, the mask lets lanes through past the end: `<=` "
+                  f"where `<` belongs?", "", ("address", "mask"))
 
 
 def _in_order_stays_inside(layout: Layout, offsets: np.ndarray, active: np.ndarray) -> bool:
@@ -494,7 +419,7 @@ def _in_order_stays_inside(layout: Layout, offsets: np.ndarray, active: np.ndarr
 
 
 def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
-                        active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+                        active: np.ndarray, scalars: dict[str, int]) -> Optional[Diagnosis]:
     """A 2-D block whose axes step by the tensor's strides in the other order walks it transposed:
     right for a transposed tile whose masks follow suit, wrong where the strides were swapped. Which
     of the two, the addresses cannot say; that they disagree with the masks, the access shows.
@@ -512,17 +437,17 @@ def _transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offset
             unmasked = bool((active == active.take([0], axis=axis)).all())
             if unmasked and not bool((outside == outside.take([0], axis=axis)).all()):
                 return None  # the lanes outside run along an axis the mask leaves alone: a mask missing there
-    return Finding(
-        f"The block walks {layout.label} transposed: its axis 0 steps by {steps[0]}, {layout.label}'s step from "
+    return _found("addr.transposed",
+        f"The block walks {_label(layout)} transposed: its axis 0 steps by {steps[0]}, {_label(layout)}'s step from "
         f"one column to the next, and its axis 1 by {steps[1]}{name_of(steps[1], scalars)}, the step from one "
-        f"row to the next ({layout.layout_text()}). Are the strides swapped (rows[:, None] * "
+        f"row to the next ({_layout_text(layout)}). Are the strides swapped (rows[:, None] * "
         f"{rows_apart}{name_of(rows_apart, scalars)} + cols[None, :] walks it in order)? If the transposed "
         f"tile is meant, each axis's mask must compare with the size of the dimension that axis walks.",
         "", ("address", "mask"))
 
 
 def _masks_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
-                              active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+                              active: np.ndarray, scalars: dict[str, int]) -> Optional[Diagnosis]:
     """A 2-D block that walks a [R, C] matrix in order, R != C, whose masks fit it transposed: each
     axis stops at the other dimension's size (the mask stops it there, or it runs past its own size
     up to exactly there). A tile meant to walk the matrix transposed, with its strides swapped, looks
@@ -549,15 +474,16 @@ def _masks_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], 
             return None
         if extent == offsets.shape[axis] and end <= own[axis]:
             return None
-    return Finding(f"The block walks {layout.label} in order ({layout.layout_text()}), but its masks fit it "
-                   f"transposed: they let its rows run to {cols}{name_of(cols, scalars)}, the number of columns, and "
-                   f"its columns to {rows}{name_of(rows, scalars)}, the number of rows. Are the strides swapped (a "
-                   f"tile meant to walk it transposed: rows[:, None] + cols[None, :] * {layout.row_stride()})? Or do "
-                   f"the masks compare each index with the other dimension's size?", "", ("address", "mask"))
+    return _found("addr.masks_transposed",
+                  f"The block walks {_label(layout)} in order ({_layout_text(layout)}), but its masks fit it "
+                  f"transposed: they let its rows run to {cols}{name_of(cols, scalars)}, the number of columns, and "
+                  f"its columns to {rows}{name_of(rows, scalars)}, the number of rows. Are the strides swapped (a "
+                  f"tile meant to walk it transposed: rows[:, None] + cols[None, :] * {layout.row_stride()})? Or do "
+                  f"the masks compare each index with the other dimension's size?", "", ("address", "mask"))
 
 
 def _one_mask_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
-                                 active: np.ndarray, scalars: dict[str, int]) -> Optional[Finding]:
+                                 active: np.ndarray, scalars: dict[str, int]) -> Optional[Diagnosis]:
     """A 2-D block of a [R, C] matrix, R != C, whose lanes leave it along one axis (past that axis's
     dimension), while the mask cuts the other axis inside the block exactly at the size of the first
     axis's dimension, not of its own: the mask fits the matrix transposed. The lanes inside the
@@ -592,12 +518,12 @@ def _one_mask_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...
         if cut_end - where[walks[cut]] == offsets.shape[cut]:
             continue  # the mask does not cut that axis inside this block: it says nothing of its bound
         if cut_end == shape[walks[out]] and cut_end != shape[walks[cut]]:
-            return Finding(
+            return _found("addr.one_mask_transposed",
                 f"The block's axis {out} steps by {steps[out]}{name_of(steps[out], scalars)}, so it walks "
-                f"{layout.label}'s {names[walks[out]]} ({shape[walks[out]]} of them), but the mask lets its lanes "
+                f"{_label(layout)}'s {names[walks[out]]} ({shape[walks[out]]} of them), but the mask lets its lanes "
                 f"run to {out_end}; and the mask stops axis {cut}, which walks the {names[walks[cut]]} "
                 f"({shape[walks[cut]]}), at {cut_end}{name_of(cut_end, scalars)}: the number of "
-                f"{names[walks[out]]}. The masks fit {layout.label} transposed ({layout.layout_text()}), so the "
+                f"{names[walks[out]]}. The masks fit {_label(layout)} transposed ({_layout_text(layout)}), so the "
                 f"lanes inside it are misplaced too. Are the strides swapped (each axis's offset multiplied by "
                 f"the other's stride)? Or does each mask compare its index with the other dimension's size?",
                 "", ("address", "mask"))
@@ -605,7 +531,7 @@ def _one_mask_transposed_finding(layout: Layout, steps: tuple[Optional[int], ...
 
 
 def _swapped_steps_finding(layout: Layout, steps: tuple[Optional[int], ...], offsets: np.ndarray,
-                           active: np.ndarray) -> Optional[Finding]:
+                           active: np.ndarray) -> Optional[Diagnosis]:
     """A 2-D block whose lanes leave the tensor, though with its two axes' steps exchanged every lane
     the mask lets through would lie inside: strides swapped fit what the addresses show as well as a
     mask missing does (and then the lanes inside are misplaced too, which a mask would not fix). The
@@ -624,16 +550,17 @@ def _swapped_steps_finding(layout: Layout, steps: tuple[Optional[int], ...], off
     exchanged = (col * rows_apart + row + i * steps[1] + j * steps[0])[lanes]
     if int(exchanged.min()) < 0 or int(exchanged.max()) >= layout.span:
         return None
-    return Finding(f"With the block's two axes' steps exchanged ({steps[1]} along axis 0, {steps[0]} along axis 1), "
-                   f"every lane the mask lets through would lie inside {layout.label} ({layout.layout_text()}). Is "
-                   f"a mask missing (or comparing with the wrong size) along the axis that leaves it? Or are the "
-                   f"strides swapped, each index multiplied by the other's stride? Then the lanes inside are "
-                   f"misplaced too, and a mask would only hide the bug.", "", ("mask", "address"))
+    return _found("addr.swapped_steps",
+                  f"With the block's two axes' steps exchanged ({steps[1]} along axis 0, {steps[0]} along axis 1), "
+                  f"every lane the mask lets through would lie inside {_label(layout)} ({_layout_text(layout)}). Is "
+                  f"a mask missing (or comparing with the wrong size) along the axis that leaves it? Or are the "
+                  f"strides swapped, each index multiplied by the other's stride? Then the lanes inside are "
+                  f"misplaced too, and a mask would only hide the bug.", "", ("mask", "address"))
 
 
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
-                  others: Optional[dict[str, int]] = None) -> Finding:
+                  others: Optional[dict[str, int]] = None) -> Diagnosis:
     """Why an access left its tensor: offsets are the lanes' element offsets (the block's shape,
     masked-off lanes included), active the lanes the mask let through; others the sizes (in
     elements) of the launch's other tensors."""
@@ -658,13 +585,15 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
         return finding
     if None in steps and offsets.ndim >= 1 and offsets.size > 1:
         # a gather: the lanes do not follow one stride, so their addresses cannot be checked here
-        return Finding("These lanes' offsets do not follow one stride (a gather?), so the checker cannot tell a "
-                       "wrong index from a missing mask: check both.", "", ("address", "mask"))
-    return Finding("", "mask")
+        return _found("addr.gather",
+                      "These lanes' offsets do not follow one stride (a gather?), so the checker cannot tell a "
+                      "wrong index from a missing mask: check both.", "", ("address", "mask"))
+    return _found("addr.mask",
+                  "", "mask")
 
 
 def overlapping_writes(layout: Layout, offsets: np.ndarray, site: Site, pid: Pid, grid: tuple[int, int, int],
-                       scalars: dict[str, int], sizes: Optional[dict[str, int]] = None) -> Optional[Finding]:
+                       scalars: dict[str, int], sizes: Optional[dict[str, int]] = None) -> Optional[Diagnosis]:
     """Why two programs reached one element of a tensor that each element of belongs to one
     program; None when the addresses look right (then the lanes past a block's edge may be
     reaching the next block: a mask). sizes: the launch's integer arguments that are not
@@ -680,7 +609,7 @@ def overlapping_writes(layout: Layout, offsets: np.ndarray, site: Site, pid: Pid
 
 def shared_overlap(layout: Layout, offsets: np.ndarray, sites: dict, key, pid: Pid, other: Pid,
                    grid: tuple[int, int, int], scalars: dict[str, int],
-                   sizes: Optional[dict[str, int]] = None) -> Optional[Finding]:
+                   sizes: Optional[dict[str, int]] = None) -> Optional[Diagnosis]:
     """Two programs reached one element of an output that sums shares from several programs: None
     where that fits shares by design (atomics are the fix), a finding where the evidence says the
     programs were never meant to meet there. sites: the launch's sites by (file, line, tensor name);
@@ -699,10 +628,11 @@ def shared_overlap(layout: Layout, offsets: np.ndarray, sites: dict, key, pid: P
             and all(s.origins[pid] == s.origins[other] for _, s in common)):
         axes = [a for a in range(3) if pid[a] != other[a]]
         which = " or ".join(f"tl.program_id({a})" for a in axes)
-        return Finding(f"Programs {pid} and {other} made the same accesses at every line both reached, inputs "
-                       f"included: they do the same share of the work, and adding it with an atomic would only "
-                       f"count it twice. Each program's offsets must move with its own program id: is {which} "
-                       f"unused, or used for the wrong axis?", "address")
+        return _found("addr.same_work",
+                      f"Programs {pid} and {other} made the same accesses at every line both reached, inputs "
+                      f"included: they do the same share of the work, and adding it with an atomic would only "
+                      f"count it twice. Each program's offsets must move with its own program id: is {which} "
+                      f"unused, or used for the wrong axis?", "address")
     site = sites.get(key)
     if site is None or other not in site.origins or site.origins[other] == site.origins.get(pid):
         return None
@@ -718,15 +648,16 @@ def shared_overlap(layout: Layout, offsets: np.ndarray, sites: dict, key, pid: P
                                  sharing=True))
     if found is not None:
         return found
-    return Finding(f"Programs {pid} and {other} start their blocks of {layout.label} at different elements "
-                   f"({site.origins[other]} and {site.origins[pid]}), yet both reach this one: blocks that tile the "
-                   f"output should not overlap. Is a block's start computed wrongly (a program or row offset, a "
-                   f"block size), or do lanes past a block's edge reach into the next block (a mask missing)? "
-                   f"Only if the blocks are meant to overlap: add the shares with tl.atomic_add.",
-                   "", ("address", "mask", "atomic"))
+    return _found("addr.shared_overlap",
+                  f"Programs {pid} and {other} start their blocks of {_label(layout)} at different elements "
+                  f"({site.origins[other]} and {site.origins[pid]}), yet both reach this one: blocks that tile the "
+                  f"output should not overlap. Is a block's start computed wrongly (a program or row offset, a "
+                  f"block size), or do lanes past a block's edge reach into the next block (a mask missing)? "
+                  f"Only if the blocks are meant to overlap: add the shares with tl.atomic_add.",
+                  "", ("address", "mask", "atomic"))
 
 
-def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[str, int]) -> Optional[Finding]:
+def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[str, int]) -> Optional[Diagnosis]:
     """After a launch whose results are wrong: a site whose lanes step by none of the tensor's
     strides, or whose program ids move the block outside the tensor, is evidence of a wrong address
     even where nothing left the tensor."""
@@ -734,7 +665,7 @@ def audit(layout: Layout, site: Site, grid: tuple[int, int, int], scalars: dict[
         _coverage_finding(layout, site.block, site.origins, grid, scalars, site)
 
 
-def unused_program_ids(sites: dict, grid: tuple[int, int, int]) -> Optional[Finding]:
+def unused_program_ids(sites: dict, grid: tuple[int, int, int]) -> Optional[Diagnosis]:
     """No access of the launch moves with some program id: every program along that grid axis
     reads and writes exactly the same elements, so they all do the same work. Only blocks count as
     evidence: a scalar every program loads (a count, an upstream gradient) is shared by design, and
@@ -750,7 +681,32 @@ def unused_program_ids(sites: dict, grid: tuple[int, int, int]) -> Optional[Find
                 return None  # offsets that are not one affine function of the program id: a loop
             moves.append(steps[axis])
         if moves and all(g == 0 for g in moves):
-            return Finding(f"Every access is the same in every program along grid axis {axis}: no offset depends "
-                           f"on tl.program_id({axis}), so the {grid[axis]} programs all do the same block. Start each "
-                           f"program's block at its own offset (tl.program_id({axis}) * BLOCK).", "address")
+            return _found("addr.program_id_unused",
+                          f"Every access is the same in every program along grid axis {axis}: no offset depends "
+                          f"on tl.program_id({axis}), so the {grid[axis]} programs all do the same block. Start each "
+                          f"program's block at its own offset (tl.program_id({axis}) * BLOCK).", "address")
     return None
+
+
+def at(place: Place) -> str:
+    """'`kernel`, cell 4, line 3:' and the line's code below it (ends with the colon either way)."""
+    return f"{place.label}:\n    {place.code}" if place.code else f"{place.label}:"
+
+
+def seen_in_addresses(memory: MemoryEvidence) -> list[Diagnosis]:
+    """After a case whose results are wrong, from what its launches saw: each line whose lanes step by
+    none of its tensor's strides, or whose program ids move its block outside the tensor, and each
+    launch where some program id moves nothing. Evidence of a wrong address even where nothing left
+    a tensor."""
+    found: list[tuple[Optional[Place], Diagnosis]] = []
+    for launch in memory.launches:
+        unused = unused_program_ids(launch.sites, launch.grid)
+        if unused is not None:
+            found.append((None, unused))
+        for key, site in launch.sites.items():
+            finding = audit(launch.layouts[key], site, launch.grid, launch.scalars)
+            if finding is not None and all(f.text != finding.text for _, f in found):
+                found.append((launch.places[key], finding))
+    return [replace(f, observed=(f"seen in the addresses at {at(place)}" if place else "seen in the addresses:")
+                    + f"\n{f.text}", where=Span(line=place.lineno, code=place.code) if place else None)
+            for place, f in found]

@@ -1,28 +1,58 @@
-"""Exceptions from a learner's kernel, as one short message that points at the learner's line."""
+"""What stopped a learner's kernel, said for the learner: one Diagnosis that points at the learner's line.
+
+Two sources. An exception from the kernel (`describe`): Triton's compiler rejecting it (worded by
+checker/diagnosis/compile_errors.py), a stub, a GPU fault, any other error. And the instruments'
+faults (`explain`): the sanitizer and the lock protocol (checker/interpreter/) stop a launch with
+a KernelFault that carries only facts (checker/evidence/model.py's Fault); the paragraphs the
+learner reads about an out-of-bounds access, a race or a broken lock are written here, as is the
+one about a store past an output's end that a guard band saw (checker/evidence/guards.py).
+
+Codes: "fault.oob", "fault.race", "lock.<rule>" ("lock.plain_release", "lock.not_taken" ...),
+"guard.overrun", "compile.*", "error.stub", "error.exception", "fault.gpu".
+"""
 from __future__ import annotations
 
-import ast
-import re
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import Callable
 
+import numpy as np
+
+from checker.diagnosis import addresses
+from checker.diagnosis.compile_errors import compile_error, is_compile_error, mistake
+from checker.diagnosis.model import Diagnosis, Span, Strength, asking
+from checker.evidence.lanes import Site, lane_steps
+from checker.evidence.model import Fault, Place
 from checker.source import KernelSource
 
 
 @dataclass
 class KernelError:
+    """What stopped the kernels, for the report. diagnosis: what the learner reads, and the cause it
+    names or the causes it asks about."""
     kind: str          # "not_implemented", "exception", "compile", "out_of_bounds", "race", "gpu_fault", ...
-    message: str       # one short paragraph for the learner
+    diagnosis: Diagnosis
     where: str = ""    # "cell 5, line 3"
     code: str = ""     # the learner's line of code
     traceback: str = ""  # the whole story, shown with --verbose
-    cause: str = ""    # the class the evidence names (checker/diagnosis/model.py), or '' ...
-    candidates: tuple = ()  # ... and the classes it asks about
+
+    @property
+    def message(self) -> str:
+        """One short paragraph for the learner."""
+        return self.diagnosis.text
+
+    @property
+    def cause(self) -> str:
+        return self.diagnosis.cause
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return self.diagnosis.candidates
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["candidates"] = list(self.candidates)
-        return data
+        return {"kind": self.kind, "message": self.message, "where": self.where, "code": self.code,
+                "traceback": self.traceback, "cause": self.cause, "candidates": list(self.candidates),
+                "diagnosis": self.diagnosis.to_json()}
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -42,324 +72,294 @@ def _learner_frame(exc: BaseException, source: KernelSource) -> int:
     return 0
 
 
-def _is_compile_error(exc: BaseException) -> bool:
-    names = {c.__name__ for c in type(exc).__mro__}
-    return bool(names & {"CompilationError", "CompileTimeAssertionFailure", "GpuCompileError"})
-
-
-def _compile_error_line(exc: BaseException, source: KernelSource) -> int:
-    """Triton's CompilationError knows the node's line within the kernel's own source text."""
-    node, src = getattr(exc, "node", None), getattr(exc, "src", None)
-    lineno = getattr(node, "lineno", None)
-    if not lineno or not src:
-        return 0
-    src_lines = src.split("\n")
-    wanted = src_lines[lineno - 1].strip() if lineno <= len(src_lines) else ""
-    text = source.text.splitlines()
-    def_line = next((ln.strip() for ln in src_lines if ln.lstrip().startswith("def ")), "")
-    starts = [i + 1 for i, ln in enumerate(text) if ln.strip() == def_line]
-    # versions differ: the line may be relative to the def (or its decorator) or absolute
-    for candidate in [s + lineno - 1 - k for s in starts for k in (0, 1)] + [lineno]:
-        if 0 < candidate <= len(text) and text[candidate - 1].strip() == wanted:
-            return candidate
-    return 0
-
-
-def _pretty_type(text: str) -> str:
-    """Triton's "<['16'], fp32>" -> "a [16] block of fp32"; "fp32" -> "an fp32 scalar"."""
-    block = re.fullmatch(r"<\[(.*)\], (\w+)>", text.strip())
-    if block:
-        dims = ", ".join(d.strip(" '") for d in block.group(1).split(","))
-        return f"a [{dims}] block of {block.group(2)}"
-    article = "an" if text.strip()[:1] in "aefhilmnorsx" else "a"
-    return f"{article} {text.strip()} scalar"
-
-
-# Python syntax Triton's compiler has no translation for, by the AST node's name
-_CONSTRUCTS = {"Try": "try/except", "Raise": "raise", "Lambda": "lambda", "With": "with", "Global": "global",
-               "Nonlocal": "nonlocal", "Delete": "del", "Yield": "yield", "Match": "match", "ListComp": "a list "
-               "comprehension", "DictComp": "a dict comprehension", "SetComp": "a set comprehension",
-               "GeneratorExp": "a generator expression", "Await": "await", "AsyncFor": "async for"}
-_BUILTINS = {"abs": "tl.abs(x)", "sum": "tl.sum(x, axis=0)", "round": "tl.floor(x + 0.5)",
-             "pow": "x ** y (or tl.exp2(y * tl.log2(x)))"}
-
-
-def _advice(reason: str, source: KernelSource) -> str:
-    """What the compiler's reason means for a learner, and what to write instead ('' if unknown)."""
-    m = re.search(r"unsupported AST node type: (\w+)", reason)
-    if m and m.group(1) == "Break":
-        return ("`break` leaves a loop early, which Triton's compiler does not support: a Triton loop always "
-                "runs to its end. Put the exit into "
-                "the loop's condition (`while i < n and not done:`, with `done` a scalar set in the body), or "
-                "let every step run and keep the values you need with tl.where.")
-    if m and m.group(1) == "Continue":
-        return ("`continue` skips the rest of a step, which Triton's compiler does not support. Put the rest "
-                "of the step under an `if` on a scalar, or compute it and discard it with tl.where or a mask.")
-    if m:
-        what = _CONSTRUCTS.get(m.group(1), f"`{m.group(1)}`")
-        return f"{what} is Python that Triton's compiler does not translate."
-    if "Boolean value of Tensor with more than one value is ambiguous" in reason:
-        return ("an `if`, `while`, `and`, `or` or `not` needs one value for the whole program (a scalar), and "
-                "this condition is a block. Choose per element with "
-                "tl.where(condition, a, b), or pass the condition as mask= to tl.load and tl.store; combine "
-                "block conditions with & and |, each comparison in parentheses.")
-    m = re.search(r"Loop-carried variable (\w+) has initial type (.+?) but is re-assigned to (.+?) in loop", reason)
-    if m:
-        return (f"`{m.group(1)}` changes type in the loop: it starts as {_pretty_type(m.group(2))} and becomes "
-                f"{_pretty_type(m.group(3))}. On a GPU a variable keeps one type through a loop: start it with "
-                f"the type it will have (tl.zeros([BLOCK], dtype=tl.float32) for a block), or reduce inside the "
-                f"loop (tl.sum) to keep a scalar.")
-    m = re.search(r"Mismatched type for (\w+) between then block \((.+?)\) and else block \((.+?)\)", reason)
-    if m:
-        return (f"`{m.group(1)}` gets a different type in each branch of the `if`: {_pretty_type(m.group(2))}, "
-                f"then {_pretty_type(m.group(3))}. On a GPU it must have one type after the `if`: give it the "
-                f"same shape and dtype in both branches (tl.full([BLOCK], 0.0, tl.float32) for a block of zeros), "
-                f"or choose per element with tl.where.")
-    m = re.search(r"Cannot access global variable (\w+)", reason)
-    if m:
-        name = m.group(1)
-        if re.search(rf"^\s*def\s+{re.escape(name)}\s*\(", source.text, re.M):
-            return (f"`{name}` is a plain Python function: a GPU kernel can call only @triton.jit functions "
-                    f"and tl.* . Put @triton.jit above `def {name}`.")
-        return (f"the kernel reads the global `{name}`, which a GPU kernel cannot see: it sees its arguments, "
-                f"and globals defined as `{name} = tl.constexpr(...)`. Pass `{name}` as an argument (a "
-                f"tl.constexpr parameter for a block size), or define it with tl.constexpr(...).")
-    m = re.search(r"\b(\w+) is not defined\b", reason)
-    if m:
-        name = m.group(1)
-        if name in _BUILTINS:
-            return f"Python's `{name}` does not exist in a GPU kernel: write {_BUILTINS[name]}."
-        if not re.search(rf"(^|[^\w.]){re.escape(name)}\s*(=[^=]|[+\-*/]=)|\bfor\s+{re.escape(name)}\b", source.text,
-                         re.M):
-            # never assigned anywhere: a typo, or a name from outside the kernel
-            return (f"NameError: `{name}` is not defined: the kernel never assigns it, and it is none of its "
-                    f"arguments. A typo, or a name from outside the kernel? A kernel sees only its arguments, "
-                    f"tl.*, and globals defined with tl.constexpr(...).")
-        return (f"`{name}` is not defined on every path to this line: on a GPU a variable first assigned "
-                f"inside a loop or an `if` does not exist after it. Give it its starting value before the loop "
-                f"(or the `if`).")
-    if re.search(r"'(Tuple|List)' object has no attribute 'func'", reason):
-        import triton
-        return (f"a `for` over a tuple or a list (`for x in (a, b):`), which Triton's compiler (triton "
-                f"{triton.__version__}) does not translate: a kernel's `for` runs over range(...) or "
-                f"tl.static_range(...). Write the body once per value, or loop over an index with "
-                f"tl.static_range and compute the value from it.")
-    if "loop body should only have one block" in reason or "return` statements inside" in reason:
-        return ("a `return` inside a loop, which Triton's compiler does not support: a loop always runs to its end. "
-                "Return after the loop; to stop early, keep a scalar flag and switch the work off with tl.where "
-                "or a mask.")
-    m = re.search(r"used as tl.static_range (\w+) value is not a constexpr", reason)
-    if m:
-        return ("tl.static_range unrolls its loop while compiling, so its bounds must be tl.constexpr (a "
-                "constexpr parameter or a number). For a bound known only at run time write range(...).")
-    if "only tuple comprehensions are supported" in reason:
-        return ("a list comprehension is Python that Triton's compiler does not translate: write the loop out, "
-                "or build a tuple "
-                "(tuple(... for ...) with tl.static_range bounds).")
-    return ""
-
-
-# Mistakes that both Triton's compiler and its interpreter reject, each in its own words; the
-# learner's line tells which mistake it is. _mistake says it once, for either.
-_ELEMENT_REASONS = re.compile(r"__setitem__ is not supported|does not support item assignment|object is not "
-                              r"iterable|unsupported tensor index|`_semantic` argument must be provided")
-_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"}
-
-
-def _statement(tree: ast.AST, lineno: int) -> ast.AST | None:
-    """The innermost statement at `lineno`; of a compound one (if, for, while) only its header."""
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
-            if best is None or node.lineno >= best.lineno and (node.end_lineno or 0) <= (best.end_lineno or 0):
-                best = node
-    if isinstance(best, (ast.If, ast.While)):
-        return best.test
-    if isinstance(best, ast.For):
-        return best.iter
-    return None if isinstance(best, (ast.FunctionDef, ast.With, ast.Try)) else best
-
-
-def _element_index(node: ast.AST) -> ast.Subscript | None:
-    """`x[i]`: a block indexed by an element (Triton's blocks take only [:, None]-style indices)."""
-    def is_axis(index: ast.AST) -> bool:
-        return isinstance(index, ast.Slice) or (isinstance(index, ast.Constant) and index.value is None)
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
-            index = sub.slice
-            parts = index.elts if isinstance(index, ast.Tuple) else [index]
-            if not all(is_axis(part) for part in parts):
-                return sub
-    return None
-
-
-def _axis_of(call: ast.Call) -> str:
-    """The axis a reduction call names ('' if none: it reduces the whole block to a scalar)."""
-    for keyword in call.keywords:
-        if keyword.arg == "axis":
-            return ast.unparse(keyword.value)
-    positional = call.args[1:] if isinstance(call.func, ast.Attribute) and _is_tl(call.func.value) else call.args
-    return ast.unparse(positional[0]) if positional else ""
-
-
-def _is_tl(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and node.id in ("tl", "triton_language")
-
-
-def _reduction_in(node: ast.AST) -> ast.Call | None:
-    """A reduction along an axis in `node`: tl.sum(x, axis=0), x.max(1), ..."""
-    for call in ast.walk(node):
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in _REDUCTIONS and _axis_of(call) not in ("", "None")):
-            return call
-    return None
-
-
-def _reduction_feeding(tree: ast.AST, statement: ast.AST, lineno: int) -> ast.Call | None:
-    """The nearest reduction along an axis whose result reaches the statement at `lineno`: on that
-    line, or through the assignments before it in the same function (None if there is none)."""
-    found = _reduction_in(statement)
-    if found is not None:
-        return found
-    function = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                     and n.lineno <= lineno <= (n.end_lineno or n.lineno)), None)
-    if function is None:
-        return None
-    assignments = [n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                   and n.lineno < lineno and n.value is not None]
-    wanted = [n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-    seen: set[str] = set()
-    while wanted:
-        name = wanted.pop(0)
-        if name in seen:
-            continue
-        seen.add(name)
-        defs = [a for a in assignments if any(isinstance(t, ast.Name) and t.id == name
-                                              for target in (a.targets if isinstance(a, ast.Assign) else [a.target])
-                                              for t in ast.walk(target))]
-        if not defs:
-            continue
-        latest = max(defs, key=lambda a: a.lineno)
-        found = _reduction_in(latest.value)
-        if found is not None:
-            return found
-        wanted += [n.id for n in ast.walk(latest.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-    return None
-
-
-def _shape_mismatch(reason: str) -> str:
-    """'4 and 8 elements along dimension 0', from Triton's words for blocks that do not broadcast."""
-    m = re.search(r"incompatible dimensions at index (\d+): (\d+) and (\d+)", reason)
-    if m:
-        return f"{m.group(2)} and {m.group(3)} elements along dimension {m.group(1)}"
-    m = re.search(r"expanded size of the tensor \((\d+)\) must match the existing size \((\d+)\) at "
-                  r"non-singleton dimension (\d+)", reason)
-    if m:
-        return f"{m.group(2)} and {m.group(1)} elements along dimension {m.group(3)}"
-    m = re.search(r"Cannot broadcast, rank mismatch: \[?([\d, ]*)\]?, \[?([\d, ]*)\]?", reason)
-    if m:
-        return f"of shapes [{m.group(1)}] and [{m.group(2)}]"
-    return ""
-
-
-def _mistake(reason: str, source: KernelSource, line: int) -> str:
-    """A beginner's mistake that Triton's compiler and its interpreter both reject, in one sentence
-    that fits either ('' if the reason and the learner's line are no such mistake)."""
-    if not line:
-        return ""
-    try:
-        tree = ast.parse(source.text)
-    except SyntaxError:
-        return ""
-    statement = _statement(tree, line)
-    if statement is None:
-        return ""
-    if _ELEMENT_REASONS.search(reason):
-        sub = _element_index(statement)
-        if sub is not None:
-            name, index = sub.value.id, ast.unparse(sub.slice)
-            lane = f"tl.arange(0, BLOCK) == {index}"
-            if isinstance(sub.ctx, ast.Store):
-                what, how = "writes", f"to change one lane, `{name} = tl.where({lane}, value, {name})`"
-            else:
-                what, how = "reads", f"for one lane's value, `tl.sum(tl.where({lane}, {name}, 0), axis=0)`"
-            loop = ", without a loop over its elements" if source.in_loop(line) else ""
-            return (f"`{name}[{index}]` {what} one element of the block `{name}`, and a Triton block cannot be "
-                    f"indexed element by element (`{name}[:, None]` only adds an axis). Compute on the whole "
-                    f"block at once{loop}; {how}.")
-    m = re.search(r"unexpected type ((?:fp|bf)\d+\w*)", reason)
-    if m and any(isinstance(n, ast.FloorDiv) for n in ast.walk(statement)):
-        return (f"`//` is integer division (it rounds down to a whole number), which Triton has for integers "
-                f"only, and this line uses it on {m.group(1)} values. Divide with `/`; to round the quotient "
-                f"down as well, tl.floor(a / b).")
-    shapes = _shape_mismatch(reason)
-    if shapes:
-        message = (f"two blocks of different shapes meet on this line, {shapes} (two blocks combine only where "
-                   f"each dimension has the same length, or 1).")
-        reduction = _reduction_feeding(tree, statement, line)
-        if reduction is None:
-            return message + (" Where does each block get its shape: a reduction's axis, a [:, None] or "
-                              "[None, :] missing or misplaced, another block size?")
-        if reduction.lineno == line:
-            found = f"`{ast.unparse(reduction)}` on this line"
-        else:
-            code = ast.get_source_segment(source.text, _statement(tree, reduction.lineno) or reduction)
-            found = f"at {source.describe_line(reduction.lineno)}, `{' '.join((code or '').split())}`"
-        return message + (f" A reduction along the wrong axis may be the cause: {found} reduces along axis "
-                          f"{_axis_of(reduction)}; of a [rows, columns] block, axis=0 leaves one value per column "
-                          f"and axis=1 one per row.")
-    return ""
-
-
-def _compile_error(chain: list[BaseException], source: KernelSource, full: str) -> KernelError:
-    """One message for Triton's compiler rejecting a kernel: on a GPU, or checker/interpreter/frontend.py's run of
-    the same front end in the interpreter."""
-    compile_errors = [e for e in chain if _is_compile_error(e)]
-    # the most precise learner line: the deepest compile error that points into the learner's text
-    # (a `break` inside a helper); a reason raised inside Triton's library points at the call
-    line = next((n for n in (_compile_error_line(e, source) for e in reversed(compile_errors)) if n), 0)
-    deepest = chain[-1]
-    reason = getattr(deepest, "error_message", None)
-    if not reason:
-        text = str(deepest).strip().split("\n")
-        reason = text[-1] if deepest in compile_errors else f"{type(deepest).__name__}: {text[0]}"
-    reason = reason.strip()
-    mistake = _mistake(reason, source, line)
-    if mistake:  # the interpreter rejects it too: no "on a GPU only" here
-        return KernelError("compile", f"the kernel does not compile: {mistake}", source.describe_line(line),
-                           source.line_text(line), full, cause="compile")
-    advice = _advice(reason, source)
-    frontend = any(type(e).__name__ == "GpuCompileError" for e in chain)
-    if advice:
-        message = f"the kernel does not compile for a GPU: {advice}"
-        if frontend:
-            message += " (The interpreter alone would run it; on a GPU it never starts.)"
-    else:
-        message = f"the kernel does not compile{' for a GPU' if frontend else ''}: {reason}"
-    return KernelError("compile", message, source.describe_line(line) if line else "",
-                       source.line_text(line) if line else "", full, cause="compile")
-
 
 def describe(exc: BaseException, source: KernelSource) -> KernelError:
     chain = _chain(exc)
     full = "".join(traceback.format_exception(exc))
     fault = next((e for e in chain if type(e).__name__ == "KernelFault"), None)
-    if fault is not None:  # the sanitizer's verdict: its message is already written for the learner
-        return KernelError(getattr(fault, "kind", "fault"), str(fault), traceback=full,
-                           cause=getattr(fault, "cause", ""), candidates=tuple(getattr(fault, "candidates", ())))
+    if fault is not None:  # the instruments' verdict, worded from its facts
+        return KernelError(getattr(fault, "kind", "fault"), fault.diagnosis, traceback=full)
     root = next((e for e in chain if type(e).__name__ != "InterpreterError"), exc)
-    if any(_is_compile_error(e) for e in chain):
-        return _compile_error(chain, source, full)
+    if any(is_compile_error(e) for e in chain):
+        found, line = compile_error(chain, source)
+        return KernelError("compile", found, source.describe_line(line) if line else "",
+                           source.line_text(line) if line else "", full)
     line = _learner_frame(exc, source)
+    where = Span(line=line, code=source.line_text(line)) if line else None
     if isinstance(root, NotImplementedError):
-        return KernelError("not_implemented", str(root) or "not implemented yet",
-                           source.describe_line(line) if line else "", "", full, cause="stub")
+        return KernelError("not_implemented", Diagnosis(str(root) or "not implemented yet", "stub", code="error.stub",
+                                                        strength=Strength.PROOF, where=where),
+                           source.describe_line(line) if line else "", "", full)
     text = str(root).strip().split("\n")[0]
     if "illegal memory access" in text or "CUDA error" in text:
-        return KernelError("gpu_fault", f"the GPU stopped the kernel: {text}. On a GPU an out-of-bounds "
-                           "access may crash like this, or silently read garbage; run the check on the CPU "
-                           "(the interpreter names the line and the offsets).", "", "", full,
-                           candidates=("mask", "address"))
-    mistake = _mistake(str(root), source, line)
-    return KernelError("exception", mistake or f"{type(root).__name__}: {text}",
+        return KernelError("gpu_fault", asking(
+            f"the GPU stopped the kernel: {text}. On a GPU an out-of-bounds access may crash like this, or "
+            "silently read garbage; run the check on the CPU (the interpreter names the line and the offsets).",
+            "mask", "address", code="fault.gpu"), "", "", full)
+    found = mistake(str(root), source, line)
+    return KernelError("exception", Diagnosis(found or f"{type(root).__name__}: {text}",
+                                              code="error.mistake" if found else "error.exception", where=where),
                        source.describe_line(line) if line else "", source.line_text(line) if line else "", full)
+
+
+# ---------------------------------------------------------------------------------------------
+# The instruments' faults
+
+
+def explain(fault: Fault) -> Diagnosis:
+    """The paragraph a KernelFault's facts stand for (checker/interpreter/ raises them)."""
+    return FAULT_EXPLAINERS[fault.kind](fault)
+
+
+def _proof(message: str, fault: Fault, code: str, cls: str = "", asked: tuple = (), **data) -> Diagnosis:
+    """A fault the run saw happen: its paragraph, and the cause class it names or the ones it asks about."""
+    return Diagnosis(message, cls, tuple(asked), code=code, strength=Strength.PROOF, subject=fault.tensor,
+                     where=Span(line=fault.where.lineno, code=fault.where.code) if fault.where.filename else None,
+                     data={"program": fault.program, **data})
+
+
+def _pid_text(pid: tuple) -> str:
+    return f"({pid[0]}, {pid[1]}, {pid[2]})"
+
+
+_SHOWN_OFFSETS = 6
+
+
+def _offsets_text(offsets: np.ndarray) -> str:
+    shown = ", ".join(str(int(o)) for o in offsets[:_SHOWN_OFFSETS])
+    more = f", ... ({len(offsets)} offending offsets in all)" if len(offsets) > _SHOWN_OFFSETS else ""
+    return shown + more
+
+
+_VERB = {"load": "load from", "store": "store to", "atomic": "atomic update of"}
+
+
+def _mask_advice(name: str, span: int, offsets: np.ndarray, op: str, tile: bool, had_mask: bool,
+                 certain: bool = True) -> str:
+    if op == "load":
+        call = f"tl.load({name} + offsets, mask=mask, other=0.0)"
+    else:
+        call = f"tl.{op}({name} + offsets, value, mask=mask)"
+    if tile:
+        cond = "(rows[:, None] < n_rows) & (cols[None, :] < n_cols)"
+        call = call.replace("offsets", "rows[:, None] * stride + cols[None, :]")
+    elif offsets[0] < 0:
+        cond = "(offsets >= 0) & (offsets < n_elements)"
+    else:
+        cond = "offsets < n_elements"
+    if not certain:
+        lead = (f"If it is the mask: it must switch off every offset outside [0, {span}) (compare with this "
+                f"tensor's size, and use `<`, not `<=`), e.g.")
+    elif had_mask:
+        lead = (f"This access already has a mask, but it lets these lanes through: it must switch off every "
+                f"offset outside [0, {span}) (compare with the tensor's size, not the block size, and use "
+                "`<`, not `<=`). For example:")
+    else:
+        lead = "Fix: switch off the lanes that fall outside with a mask, e.g."
+    return f"{lead}\n    mask = {cond}\n    {call}"
+
+
+def _out_of_bounds(fault: Fault) -> Diagnosis:
+    f, name, pid = fault.facts, fault.tensor, fault.program
+    layout, offsets = f["layout"], f["offsets"]
+    # mask or address? the lanes' steps and the block's start against the tensor's layout
+    finding = addresses.out_of_bounds(layout, f["lanes"], f["active"], f["site"], pid, f["grid"], f["scalars"],
+                                      f["in_loop"], f["others"])
+    side = "before the start of" if offsets[0] < 0 else "past the end of"
+    if len(offsets) > 1:
+        these = f"Element offsets {_offsets_text(offsets)} are"
+    else:
+        these = f"Element offset {offsets[0]} is"
+    shape = f" (`{name}` has shape {tuple(layout.shape)})" if len(layout.shape) > 1 else ""
+    message = "\n".join([
+        f"Out-of-bounds {_VERB[f['access']]} `{name}` in program {_pid_text(pid)}, at {addresses.at(fault.where)}",
+        f"{these} {side} `{name}`: valid offsets are [0, {layout.span}){shape}.",
+        "On a GPU this would touch memory that belongs to something else (wrong values, a crash, or "
+        "another tensor silently overwritten); the checker stopped it before memory was touched.",
+        *([finding.text + ("" if "mask" in finding.candidates else " A mask would only hide this.")]
+          if finding.text else []),
+        # where a mask is (one of) the fixes, show how to write it
+        *([_mask_advice(name, layout.span, offsets, f["op"], f["tile"], f["had_mask"], finding.cause == "mask")]
+          if "mask" in (finding.cause, *finding.candidates) else []),
+    ])
+    return _proof(message, fault, "fault.oob", finding.cause, finding.candidates, finding=finding.code,
+                  offsets=[int(o) for o in offsets])
+
+
+def _element_text(layout, contiguous: bool, offset: int) -> str:
+    if contiguous and len(layout.shape) > 1 and 0 <= offset < int(np.prod(layout.shape)):
+        index = ", ".join(str(int(i)) for i in np.unravel_index(offset, layout.shape))
+        return f"element {offset} (index [{index}])"
+    return f"element {offset}"
+
+
+def _race(fault: Fault) -> Diagnosis:
+    f, name, pid, other = fault.facts, fault.tensor, fault.program, fault.facts["other"]
+    layout, lanes = f["layout"], f["lanes"]
+    doing = {"load": "loads this element", "store": "stores to this element",
+             "atomic": f"updates this element with tl.{f['op']}"}[f["access"]]
+    # a load or an atomic races only with another program's plain store, so a conflict with an
+    # access that was no store is this program's store meeting the other's load or atomic
+    done = "stored to it with a plain tl.store" if f["other_stored"] else "reads it or updates it with an atomic"
+    cause, candidates, finding = "atomic", (), None
+    shared = f["shared"] and addresses.shared_overlap(layout, lanes, f["sites"], f["key"], pid, other, f["grid"],
+                                                      f["scalars"], f["sizes"])
+    if shared:  # the programs were never meant to meet here, though the output sums shares
+        fix = f"This output sums shares from several programs, but not these two here. {shared.text}"
+        cause, candidates, finding = shared.cause, shared.candidates, shared
+    elif f["shared"]:
+        fix = ("Fix: this output sums shares from several programs: add each share with tl.atomic_add "
+               "(or another tl.atomic_* op), never with a load, an add and a store.")
+    else:
+        site = f["sites"].get(f["key"]) or Site(lane_steps(lanes), lanes.shape)
+        finding = addresses.overlapping_writes(layout, lanes, site, pid, f["grid"], f["scalars"], f["sizes"])
+        if finding is not None:
+            fix = f"Each element of `{name}` belongs to exactly one program. {finding.text}"
+            cause, candidates = finding.cause, finding.candidates
+        else:
+            cause, candidates = "", ("address", "mask")
+            fix = (f"Each element of `{name}` belongs to exactly one program, so two programs reaching it "
+                   "means their blocks overlap: either an offset is computed wrongly (each program's start "
+                   "from tl.program_id, the strides), or lanes past the end of a block reach into the next "
+                   "one and need a mask.")
+    message = "\n".join([
+        f"Data race on `{name}` {_element_text(layout, f['contiguous'], f['offset'])}, in program {_pid_text(pid)} at "
+        f"{addresses.at(fault.where)}",
+        f"Program {_pid_text(pid)} {doing}, but program {_pid_text(other)} {done} in the same launch.",
+        "On a GPU, programs run in parallel, so these accesses happen in no fixed order and one "
+        "program's update can overwrite another's. The interpreter runs programs one after another, "
+        "so the answer can look right here and still be wrong on a GPU.",
+        fix,
+    ])
+    return _proof(message, fault, "fault.race", cause, candidates, other=other,
+                  finding=finding.code if finding else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# The lock protocol (checker/interpreter/locks.py)
+
+_SPIN = "    while tl.atomic_cas(lock, 0, 1) == 1:\n        pass"
+_RELEASE = "    tl.debug_barrier()\n    tl.atomic_xchg(lock, 0)"
+_LOCK_VERBS = {"load": "reads", "store": "stores to", "atomic": "updates"}
+
+
+def _lock_at(place: Place) -> str:
+    """The line, and its code below it (no colon without the code)."""
+    return f"{place.label}:\n    {place.code}" if place.code else place.label
+
+
+def _element(element: tuple[str, int]) -> str:
+    return f"`{element[0]}` element {element[1]}"
+
+
+def _guarded_text(element: tuple[str, int], count: bool) -> str:
+    """A guarded element, and what it is: a word next to the locks, or a shared buffer's."""
+    if count:
+        return f"{_element(element)} (in the locks' tensor but not a lock: the count)"
+    return f"{_element(element)} (shared by the programs of a group)"
+
+
+def _unlocked(fault: Fault, pid: str) -> tuple[str, list[str]]:
+    f = fault.facts
+    head = (f"Lock not held: program {pid} {_LOCK_VERBS[f['access']]} {_guarded_text(f['element'], f['count'])} "
+            f"at {_lock_at(fault.where)}")
+    if f["released"] is not None:
+        return "lock.released_early", [
+            head, f"It released its lock before this, at {_lock_at(f['released'])}",
+            "Every access to the group's shared state (the partial rows, the count) belongs between "
+            "taking the lock and releasing it: move the release after the last of them."]
+    if f["refused"] is not None and f["refused"][2:] != (0, 1):
+        lock, place, cmp, val = f["refused"]
+        return "lock.wrong_swap", [
+            head, f"Its tl.atomic_cas on {_element(lock)} at {_lock_at(place)}",
+            f"swaps {val} in where it finds {cmp}: a free lock holds 0, so this swap never takes one "
+            f"(tl.atomic_cas(ptr, cmp, val) writes val only where the word equals cmp).",
+            "Fix: swap 0 (free) for 1 (taken), and spin until the swap succeeds:", _SPIN]
+    if f["refused"] is not None:
+        lock, place, _, _ = f["refused"]
+        return "lock.not_spinning", [
+            head, f"Its tl.atomic_cas on {_element(lock)} at {_lock_at(place)}",
+            "found the lock taken: the checker makes a program's first attempt fail, as it does on a GPU "
+            "while another program of the group holds the lock. This program went on without the lock: "
+            "is the result of tl.atomic_cas ignored, or does the loop spin while the swap succeeds "
+            "(== 0) instead of while it fails (== 1)?",
+            "Fix: spin until the swap from 0 (free) to 1 (taken) succeeds, then touch the shared state:", _SPIN]
+    return "lock.not_taken", [
+        head, "It has not taken the lock yet: another program of its group may be halfway through its "
+        "own update of these values.",
+        "Fix: take the lock first, and read or write the shared state (the count included) only "
+        "while holding it:", _SPIN]
+
+
+def _lock(fault: Fault) -> Diagnosis:
+    f, pid, rule = fault.facts, _pid_text(fault.program), fault.facts["rule"]
+    cause, candidates = "lock", ()
+    if rule == "unlocked":
+        code, lines = _unlocked(fault, pid)
+        lines.append("On a GPU the programs of a group run at the same time; without the lock they read and write "
+                     "the same partial row at once and shares are lost. The interpreter runs programs one after "
+                     "another, so the values alone can look right here.")
+    elif rule == "plain_release":
+        code, lines = "lock.plain_release", [
+            f"Lock written with a plain store: program {pid} stores to {_element(f['lock'])}, "
+            f"{'the lock it holds' if f['holds'] else 'a lock'}, at {_lock_at(fault.where)}",
+            "A plain store is not atomic, and on a GPU nothing orders it after the program's other stores: "
+            "the next program can find the lock free before this program's partial row has landed.",
+            "Fix: release with an atomic exchange, after a barrier:", _RELEASE]
+    elif rule == "reads_its_lock":
+        code, lines = "lock.reads_its_lock", [
+            f"A lock read as data: program {pid} loads {_element(f['lock'])}, the lock it holds, at "
+            f"{_lock_at(fault.where)}",
+            "While this program holds the lock the word is 1, whatever the other programs did: a value kept "
+            "there (a count, a flag) is lost to the lock. Is this meant to be another word? In this puzzle "
+            "the group's count sits next to the locks, at locks_ptr + G + group."]
+    elif rule == "unfenced":
+        code, lines = "lock.unfenced", [
+            f"Lock released before the stores it guards: program {pid} releases {_element(f['lock'])} at "
+            f"{_lock_at(fault.where)}",
+            f"but no tl.debug_barrier() came after its store to `{f['store'][0]}` at {_lock_at(f['store'][1])}",
+            "On a GPU each thread of a program stores its own lanes; without a barrier some of them may still "
+            "be storing the partial row when the next program takes the lock and reads it.",
+            "Fix: a barrier between the last store and the release:", _RELEASE]
+    else:  # "other_lock": one value touched under two locks
+        lines = [f"Two locks for one value: program {pid} touches {_guarded_text(f['element'], f['count'])} at "
+                 f"{_lock_at(fault.where)}",
+                 f"holding the lock {_element(f['now'])}, but an earlier program touched it holding the lock "
+                 f"{_element(f['first'])}."]
+        if f["rows"] > 1:  # the lanes past the row's end reach the next group's row: a mask, or the lock?
+            code, cause, candidates = "lock.rows_spanned", "", ("mask", "lock")
+            lines.append(
+                f"This one access reaches {f['rows']} rows of `{f['element'][0]}` (rows of {f['width']}): its lanes "
+                f"past the end of the row land in the next group's row, which the next lock guards. Is a mask missing "
+                f"there (cols < H), or one that lets the lanes past H through? If every lane is meant, compute the "
+                f"lock from the same group as the row it guards.")
+        else:
+            code = "lock.other_lock"
+            lines.append(
+                "Two programs holding different locks do not exclude each other: on a GPU they update this value "
+                "at the same time. Compute the lock from the same group as the partial row it guards (group = "
+                "row % G: the lock locks_ptr + group, the partial row group * H, the count locks_ptr + G + group).")
+    return _proof("\n".join(lines), fault, code, cause, candidates, rule=rule)
+
+
+FAULT_EXPLAINERS: dict[str, Callable[[Fault], Diagnosis]] = {
+    "out_of_bounds": _out_of_bounds,
+    "race": _race,
+    "lock": _lock,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# A store past an output's end, seen in its guard band (where nothing stopped it)
+
+
+def past_the_end(name: str, first: int) -> Diagnosis:
+    """What the learner reads: what was seen, and the two causes it fits, as questions. The same words
+    for every case where the store lands right after the end, so that the report says them once."""
+    where = "the memory right after it" if first == 0 else f"memory {first} elements after its end"
+    return Diagnosis(
+        f"the kernels wrote past the end of `{name}`: {where} changed. Nothing stops such a store on "
+        f"a GPU; it overwrites whatever lies there. Does a store into `{name}` lack the mask that "
+        f"switches off the lanes past the end, or are its offsets computed past the tensor (a stride, "
+        f"a row or block offset)?", "", ("mask", "address"), code="guard.overrun", strength=Strength.PROOF,
+        subject=name, data={"first": first})

@@ -5,7 +5,8 @@ a store past the end of `z` lands in whatever the allocator put there, and z's o
 come out right, so the values alone pass such a kernel (puzzle 2's kernel without any mask did, on an
 H100). Where the sanitizer is off (a GPU, or the interpreter with --no-sanitize), each contiguous
 output is therefore made as the head of a longer buffer whose tail holds a known bit pattern; after
-the kernels run, a changed tail is a store past the end, reported as a failure of that output.
+the kernels run, a changed tail is a store past the end, reported as a failure of that output
+(`overruns` gives the facts; checker/diagnosis/faults.py's `past_the_end` words them).
 
 A load past the end cannot be seen this way (it changes nothing); the sanitizer's CPU run shows those.
 """
@@ -56,12 +57,3 @@ def overruns(guards: list[Guard]) -> dict[str, int]:
             found[g.name] = int(changed[0, 0])
     return found
 
-
-def overrun_text(name: str, first: int) -> str:
-    """What the learner reads: what was seen, and the two causes it fits, as questions. The same words
-    for every case where the store lands right after the end, so that the report says them once."""
-    where = "the memory right after it" if first == 0 else f"memory {first} elements after its end"
-    return (f"the kernels wrote past the end of `{name}`: {where} changed. Nothing stops such a store on "
-            f"a GPU; it overwrites whatever lies there. Does a store into `{name}` lack the mask that "
-            f"switches off the lanes past the end, or are its offsets computed past the tensor (a stride, "
-            f"a row or block offset)?")

@@ -20,10 +20,12 @@ touched):
 * release: by an atomic exchange (or atomic store), never a plain store, and after a
   tl.debug_barrier() that follows the program's last plain store to guarded state.
 
-Each fault is a KernelFault of kind and cause "lock" with a message for the learner: what
-happened, in which program, on which line, and what to write instead. checker/interpreter/sanitizer.py calls
-`before` ahead of every memory access it checks, `after` once an atomic has run (which also keeps
-its race check off accesses made under a lock), and `barrier` at every tl.debug_barrier.
+Each fault is a KernelFault of kind "lock" carrying facts (the rule broken, the program, the line,
+the elements and locks involved); checker/diagnosis/faults.py words them for the learner: what
+happened, in which program, on which line, and what to write instead. checker/interpreter/hooks.py calls
+`before` ahead of every memory access the sanitizer checks, `after` once an atomic has run (which also
+keeps the race check off accesses made under a lock), and `barrier` at every tl.debug_barrier. The
+launch's memory is the shadow memory's (checker/interpreter/memory.py).
 
 Known limits: a lock read with a plain tl.load before any program has swapped it (a
 test-and-test-and-set spin) is taken for guarded state; a test-and-set lock is known only from
@@ -31,7 +33,6 @@ the first program's release on, so that program's own accesses are not checked.
 """
 from __future__ import annotations
 
-import linecache
 import os
 import sys
 import weakref
@@ -41,10 +42,10 @@ import numpy as np
 import triton
 from triton.runtime import interpreter as _interp
 
-LOAD, STORE, ATOMIC = "load", "store", "atomic"  # the sanitizer's access kinds
+from checker.evidence.model import Fault
+from checker.interpreter import memory
+from checker.interpreter.memory import LOAD, STORE, KernelFault, active_addresses
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
-_SPIN = "    while tl.atomic_cas(lock, 0, 1) == 1:\n        pass"
-_RELEASE = "    tl.debug_barrier()\n    tl.atomic_xchg(lock, 0)"
 
 
 class _Program:
@@ -114,8 +115,7 @@ def before(launch: Any, builder: Any, op: str, kind: str, args: tuple, kwargs: d
     state = _active(launch)
     if state is None and op != _CAS:
         return None
-    from checker.interpreter.sanitizer import _active_addresses
-    addrs = _active_addresses(ptr, mask)
+    addrs = active_addresses(ptr, mask)
     if addrs.size == 0:
         return None
     launch.program(builder)  # a new program holds no lock yet
@@ -161,8 +161,7 @@ def after(launch: Any, op: str, args: tuple, kwargs: dict, ptr: Any, mask: Any, 
     written = _exchanged(op, args, kwargs)
     if op != _CAS and op != "create_atomic_store" and written is None:
         return
-    from checker.interpreter.sanitizer import _active_addresses
-    addrs = _active_addresses(ptr, mask)
+    addrs = active_addresses(ptr, mask)
     state = _active(launch)
     if _is_attempt(op, written, addrs, launch.locks, state, launch):
         old = np.broadcast_to(np.asarray(result.data), addrs.shape)
@@ -244,13 +243,12 @@ def _inside(launch: Any, addr: int) -> bool:
 
 def _guarded(state: _State, launch: Any, addrs: np.ndarray) -> np.ndarray:
     """Which addresses are guarded state: in a shared buffer, or next to the locks."""
-    from checker.interpreter import sanitizer
     owner = np.maximum(np.searchsorted(np.asarray(launch.zone_los, dtype=np.int64),
                                        addrs.astype(np.int64), side="right") - 1, 0)
     guarded = np.zeros(addrs.shape, dtype=bool)
     for b in np.unique(owner).tolist():
         buf = launch.buffers[b]
-        if id(buf) in state.lock_buffers or sanitizer._is_shared(buf):
+        if id(buf) in state.lock_buffers or memory.is_shared(buf):
             guarded |= owner == b
     return guarded
 
@@ -272,13 +270,12 @@ def _check_same_lock(state: _State, launch: Any, builder: Any, addrs: np.ndarray
 
 
 # ---------------------------------------------------------------------------------------------
-# Learner-facing reports
+# What a fault records (checker/diagnosis/faults.py words it)
 
 
 def _site() -> tuple[str, int]:
     """The learner's line running now: the innermost frame outside Triton and the checker."""
-    from checker.interpreter import sanitizer
-    config = sanitizer._config
+    config = memory.config()
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the checker package
     frame = sys._getframe(1)
     while frame is not None:
@@ -290,17 +287,6 @@ def _site() -> tuple[str, int]:
     return "", 0
 
 
-def _where(site: tuple[str, int]) -> str:
-    from checker.interpreter import sanitizer
-    filename, lineno = site[0], site[1]
-    if not filename:
-        return "an unknown line"
-    config = sanitizer._config
-    text = config.describe_line(filename, lineno) if config else f"{filename}, line {lineno}"
-    source = linecache.getline(filename, lineno).strip()
-    return f"{text}:\n    {source}" if source else text
-
-
 def _name_of(launch: Any, addr: int) -> tuple[str, int]:
     """The argument an address belongs to, and its element offset there."""
     buf = launch.buffer_of(addr)
@@ -308,98 +294,39 @@ def _name_of(launch: Any, addr: int) -> tuple[str, int]:
     return view.name, (addr - view.start) // view.itemsize
 
 
-def _pid(builder: Any) -> str:
-    return "(" + ", ".join(str(int(i)) for i in builder.grid_idx) + ")"
-
-
-def _element(launch: Any, addr: int) -> str:
-    name, offset = _name_of(launch, addr)
-    return f"`{name}` element {offset}"
-
-
-def _guarded_text(launch: Any, addr: int) -> str:
-    """A guarded element, and what it is: a word next to the locks, or a shared buffer's."""
+def _is_count(launch: Any, addr: int) -> bool:
+    """A guarded word in the locks' tensor that is not a lock (the count), not a shared buffer's."""
     state = _state_of(launch, create=False)
-    if state is not None and id(launch.buffer_of(addr)) in state.lock_buffers:
-        return f"{_element(launch, addr)} (in the locks' tensor but not a lock: the count)"
-    return f"{_element(launch, addr)} (shared by the programs of a group)"
+    return state is not None and id(launch.buffer_of(addr)) in state.lock_buffers
 
 
-def _fault(builder: Any, launch: Any, addr: int, lines: list[str], cause: str = "lock",
-           candidates: tuple = ()) -> Exception:
-    from checker.interpreter.sanitizer import KernelFault
-    filename, lineno = _site()
-    return KernelFault("lock", tuple(int(i) for i in builder.grid_idx), filename, lineno,
-                       _name_of(launch, addr)[0], "\n".join(lines), cause=cause, candidates=candidates)
+def _fault(builder: Any, launch: Any, addr: int, rule: str, **facts: Any) -> KernelFault:
+    """The protocol broken at `addr`: rule names how; facts hold elements as (tensor, offset)."""
+    return KernelFault(Fault("lock", tuple(int(i) for i in builder.grid_idx), _name_of(launch, addr)[0],
+                             memory.place(*_site()), {"rule": rule, **facts}))
 
 
-_VERBS = {LOAD: "reads", STORE: "stores to", ATOMIC: "updates"}
-
-
-def _fault_unlocked(launch: Any, builder: Any, addr: int, kind: str, program: _Program) -> Exception:
-    pid = _pid(builder)
-    head = f"Lock not held: program {pid} {_VERBS[kind]} {_guarded_text(launch, addr)} at {_where(_site())}"
-    if program.released is not None:
-        why = [f"It released its lock before this, at {_where(program.released)}",
-               "Every access to the group's shared state (the partial rows, the count) belongs between "
-               "taking the lock and releasing it: move the release after the last of them."]
-    elif program.refused and next(iter(program.refused.values()))[2:] not in ((0, 1),):
+def _fault_unlocked(launch: Any, builder: Any, addr: int, kind: str, program: _Program) -> KernelFault:
+    refused = None
+    if program.refused:
         lock, (filename, lineno, cmp, val) = next(iter(program.refused.items()))
-        why = [f"Its tl.atomic_cas on {_element(launch, lock)} at {_where((filename, lineno))}",
-               f"swaps {val} in where it finds {cmp}: a free lock holds 0, so this swap never takes one "
-               f"(tl.atomic_cas(ptr, cmp, val) writes val only where the word equals cmp).",
-               "Fix: swap 0 (free) for 1 (taken), and spin until the swap succeeds:", _SPIN]
-    elif program.refused:
-        lock, (filename, lineno, _, _) = next(iter(program.refused.items()))
-        why = [f"Its tl.atomic_cas on {_element(launch, lock)} at {_where((filename, lineno))}",
-               "found the lock taken: the checker makes a program's first attempt fail, as it does on a GPU "
-               "while another program of the group holds the lock. This program went on without the lock: "
-               "is the result of tl.atomic_cas ignored, or does the loop spin while the swap succeeds "
-               "(== 0) instead of while it fails (== 1)?",
-               "Fix: spin until the swap from 0 (free) to 1 (taken) succeeds, then touch the shared state:",
-               _SPIN]
-    else:
-        why = ["It has not taken the lock yet: another program of its group may be halfway through its "
-               "own update of these values.",
-               "Fix: take the lock first, and read or write the shared state (the count included) only "
-               "while holding it:", _SPIN]
-    return _fault(builder, launch, addr, [
-        head, *why,
-        "On a GPU the programs of a group run at the same time; without the lock they read and write "
-        "the same partial row at once and shares are lost. The interpreter runs programs one after "
-        "another, so the values alone can look right here."])
+        refused = (_name_of(launch, lock), memory.place(filename, lineno), cmp, val)
+    return _fault(builder, launch, addr, "unlocked", access=kind, element=_name_of(launch, addr),
+                  count=_is_count(launch, addr), refused=refused,
+                  released=memory.place(*program.released) if program.released is not None else None)
 
 
-def _fault_plain_release(launch: Any, builder: Any, lock: int, held: set) -> Exception:
-    pid = _pid(builder)
-    holds = "the lock it holds" if lock in held else "a lock"
-    return _fault(builder, launch, lock, [
-        f"Lock written with a plain store: program {pid} stores to {_element(launch, lock)}, {holds}, at "
-        f"{_where(_site())}",
-        "A plain store is not atomic, and on a GPU nothing orders it after the program's other stores: "
-        "the next program can find the lock free before this program's partial row has landed.",
-        "Fix: release with an atomic exchange, after a barrier:", _RELEASE])
+def _fault_plain_release(launch: Any, builder: Any, lock: int, held: set) -> KernelFault:
+    return _fault(builder, launch, lock, "plain_release", lock=_name_of(launch, lock), holds=lock in held)
 
 
-def _fault_reads_its_lock(launch: Any, builder: Any, lock: int) -> Exception:
-    pid = _pid(builder)
-    return _fault(builder, launch, lock, [
-        f"A lock read as data: program {pid} loads {_element(launch, lock)}, the lock it holds, at "
-        f"{_where(_site())}",
-        "While this program holds the lock the word is 1, whatever the other programs did: a value kept "
-        "there (a count, a flag) is lost to the lock. Is this meant to be another word? In this puzzle "
-        "the group's count sits next to the locks, at locks_ptr + G + group."])
+def _fault_reads_its_lock(launch: Any, builder: Any, lock: int) -> KernelFault:
+    return _fault(builder, launch, lock, "reads_its_lock", lock=_name_of(launch, lock))
 
 
-def _fault_unfenced(launch: Any, builder: Any, lock: int, store: tuple[str, int, str]) -> Exception:
-    pid = _pid(builder)
-    return _fault(builder, launch, lock, [
-        f"Lock released before the stores it guards: program {pid} releases {_element(launch, lock)} at "
-        f"{_where(_site())}",
-        f"but no tl.debug_barrier() came after its store to `{store[2]}` at {_where(store[:2])}",
-        "On a GPU each thread of a program stores its own lanes; without a barrier some of them may still "
-        "be storing the partial row when the next program takes the lock and reads it.",
-        "Fix: a barrier between the last store and the release:", _RELEASE])
+def _fault_unfenced(launch: Any, builder: Any, lock: int, store: tuple[str, int, str]) -> KernelFault:
+    return _fault(builder, launch, lock, "unfenced", lock=_name_of(launch, lock),
+                  store=(store[2], memory.place(store[0], store[1])))
 
 
 def _rows_spanned(launch: Any, addrs: np.ndarray) -> tuple[int, int]:
@@ -417,22 +344,6 @@ def _rows_spanned(launch: Any, addrs: np.ndarray) -> tuple[int, int]:
 
 
 def _fault_other_lock(launch: Any, builder: Any, addr: int, first: int, now: int,
-                      spanned: tuple[int, int] = (0, 0)) -> Exception:
-    pid = _pid(builder)
-    rows, width = spanned
-    if rows > 1:  # the lanes past the row's end reach the next group's row: a mask, or the lock?
-        return _fault(builder, launch, addr, [
-            f"Two locks for one value: program {pid} touches {_guarded_text(launch, addr)} at {_where(_site())}",
-            f"holding the lock {_element(launch, now)}, but an earlier program touched it holding the lock "
-            f"{_element(launch, first)}.",
-            f"This one access reaches {rows} rows of `{_name_of(launch, addr)[0]}` (rows of {width}): its lanes past "
-            f"the end of the row land in the next group's row, which the next lock guards. Is a mask missing "
-            f"there (cols < H), or one that lets the lanes past H through? If every lane is meant, compute the lock "
-            f"from the same group as the row it guards."], cause="", candidates=("mask", "lock"))
-    return _fault(builder, launch, addr, [
-        f"Two locks for one value: program {pid} touches {_guarded_text(launch, addr)} at {_where(_site())}",
-        f"holding the lock {_element(launch, now)}, but an earlier program touched it holding the lock "
-        f"{_element(launch, first)}.",
-        "Two programs holding different locks do not exclude each other: on a GPU they update this value "
-        "at the same time. Compute the lock from the same group as the partial row it guards (group = "
-        "row % G: the lock locks_ptr + group, the partial row group * H, the count locks_ptr + G + group)."])
+                      spanned: tuple[int, int] = (0, 0)) -> KernelFault:
+    return _fault(builder, launch, addr, "other_lock", element=_name_of(launch, addr), count=_is_count(launch, addr),
+                  now=_name_of(launch, now), first=_name_of(launch, first), rows=spanned[0], width=spanned[1])
