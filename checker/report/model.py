@@ -74,6 +74,8 @@ class CaseResult:
         """The error's cause or candidates, as a diagnosis (its words are the error's message)."""
         if not self.error:
             return NO_HINT
+        if self.error.get("diagnosis"):
+            return from_json({**self.error["diagnosis"], "hint": self.error.get("message", "")})
         return Diagnosis(self.error.get("message", ""), self.error.get("cause", ""),
                          tuple(self.error.get("candidates", [])), code=self.error.get("code_id", ""))
 
