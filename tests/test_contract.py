@@ -20,7 +20,7 @@ import sys
 import pytest
 
 import block_steps
-from catalog import entries, patched
+from bugs import entries, patched
 from checker import registry, stubs
 from checker.run.session import run_check
 from checker.source import from_notebook, from_text
@@ -148,14 +148,15 @@ def assert_reasons(text: str, reasons: tuple, misleading: tuple, name: str, kern
 
 @pytest.mark.parametrize("puzzle", by_puzzle())
 def test_catalog_is_large_enough(puzzle):
-    bugs, alternatives = entries(puzzle)
+    known = entries(puzzle)
+    bugs, alternatives = known.pinned, known.passing
     assert len(bugs) >= 3, f"{puzzle.key}: {len(bugs)} catalog bugs, at least 3 wanted"
     assert len({b.name for b in bugs}) == len(bugs)
     assert alternatives, f"{puzzle.key}: no alternative correct kernel"
     assert {b.part for b in bugs} <= set(all_parts(puzzle))
 
 
-@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
+@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p).pinned))
 def test_catalog_bug_is_rejected_for_its_reason(puzzle, bug):
     hang = {"timeout": bug.timeout} if bug.timeout else {}
     report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name, **hang)
@@ -169,7 +170,7 @@ def test_catalog_bug_is_rejected_for_its_reason(puzzle, bug):
 
 
 @pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(
-    lambda p: [b for b in entries(p)[0] if b.reasons_unsanitized or b.cpu_blind_without_sanitizer]))
+    lambda p: [b for b in entries(p).pinned if b.reasons_unsanitized or b.cpu_blind_without_sanitizer]))
 def test_catalog_hints_without_the_sanitizer(puzzle, bug):
     """The values alone, as on a GPU: hints name the bug; races are invisible to the plain interpreter."""
     report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name,
@@ -183,7 +184,7 @@ def test_catalog_hints_without_the_sanitizer(puzzle, bug):
                    {c.name for c in puzzle.cases()})
 
 
-@pytest.mark.parametrize(("puzzle", "alternative"), by_puzzle(lambda p: entries(p)[1]))
+@pytest.mark.parametrize(("puzzle", "alternative"), by_puzzle(lambda p: entries(p).passing))
 def test_alternative_correct_kernel_passes(puzzle, alternative):
     report, text = check_text(puzzle, patched(puzzle, alternative.name, alternative.patches),
                               all_parts(puzzle), alternative.name)
@@ -290,7 +291,7 @@ def test_float64_reference_on_the_gpu_is_the_cpus(puzzle):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
+@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p).pinned))
 def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
     # "rejected" needs one failing case: stop there, unless the bug must pass or its reasons are asked for
     quick = not bug.gpu_blind and not bug.gpu_reasons
