@@ -1,9 +1,11 @@
 """Every known kernel of a puzzle, in one file: tests/bugs/pNN.py. Each list is optional.
 
 PINNED      known-buggy kernels (the reference solution with one bug patched in) whose report
-            tests/test_contract.py pins down: the part must fail, and its hints must name the true
-            cause class (`cause`, as far as `named` says), never name a class of `not_causes` as
-            their cause, and, where the wording is the point, contain `reasons` and not `not_words`
+            tests/test_contract.py pins down: the part must fail; a hint must name the true cause class
+            (`cause`) as its cause, or ask about it among its candidates where `named="candidates"`
+            (`named="none"`: no hint names it today); no hint may name a class of `not_causes` as its
+            cause; and, only where the wording is the point (a tensor's name, "past the end of `z`"),
+            the report must contain one phrase of each group of `reasons` and none of `not_words`
 PASSING     correct kernels written differently from the reference: tests/test_contract.py passes them
 MEASURED    bugs a learner writes, written apart from PINNED: tests/bugs/measure.py measures whether the
             checker's hints name their true cause (`cause`, or a class they `accept`), without pinning
@@ -48,10 +50,11 @@ class Bug:
     what: str = ""                         # MEASURED: one line, the mistake as a teacher would name it
     accept: tuple = ()                     # MEASURED: other classes that name it fairly too
     # PINNED: how the report names `cause` today, at least: "cause" (a hint's cause), "candidates"
-    # (only asked about among a hint's candidates) or "none" (not named at all: a finding)
+    # (only asked about among a hint's candidates) or "none" (not named at all: a finding). The
+    # contract test asserts this much; a report that names it better passes too.
     named: str = "cause"
     not_causes: tuple = ()                 # classes no hint may name as its cause (they send the learner astray)
-    not_words: tuple = ()                  # phrases that must not appear, where the phrase is the point
+    not_words: tuple = ()                  # phrases no hint may say, where a phrase, not a class, is the point
     code: str = ""                         # the hint's stable code, where one is pinned
     reasons: tuple = ()                    # substrings the report must contain (any one of each tuple)
     # with the sanitizer off (the values alone, as on a GPU), where the sanitized run stops at a fault
@@ -66,7 +69,6 @@ class Bug:
     # hardware rarely opens): either verdict there, run to run. The interpreter catches it every time.
     gpu_by_chance: bool = False
     gpu_reasons: tuple = ()                # on the GPU, where its values differ from the interpreter's
-    misleading: tuple = ()                 # words that must not appear (they would send the learner astray)
     notes: str = ""
 
     def __post_init__(self) -> None:

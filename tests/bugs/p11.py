@@ -12,36 +12,42 @@ ONLINE_STORE = "tl.store(y_ptr + row * N + cols, tl.exp(x - m) / s, mask=mask)"
 PINNED = [
     Bug("no_max_shift", "forward",
         (("    m = tl.max(x, axis=0)\n    e = tl.exp(x - m)\n", "    e = tl.exp(x)\n", 1),),
+        cause="stability",
         reasons=(("NaN or Inf",), ("Subtract the row's max first",)),
         gpu_reasons=(("NaN or Inf",),),
-        misleading=("atomic", "race", "mask", "out of bounds"),
+        not_causes=("atomic", "mask"), not_words=("out of bounds",),
         notes="right for randn logits; exp(80 + ...) overflows fp32 (inf / inf = NaN), exp(-120) underflows"),
     Bug("padded_lanes_load_zero", "forward",
         ((FWD_LOAD, FWD_LOAD.replace('other=-float("inf")', "other=0.0"), 1),),
+        cause="fill",
         reasons=(('other=-float("inf")',),),
-        misleading=("atomic", "race", "overflow", "out of bounds"),
+        not_causes=("atomic", "stability"), not_words=("out of bounds",),
         notes="each padded lane adds exp(0 - max) to the sum; wrong wherever N is not a power of two"),
     Bug("online_sum_not_rescaled", "online",
         ((RESCALE, "s_lane + tl.exp(x - m_new)", 1),),
+        cause="formula",
         reasons=(("exp(m_old − m_new)",),),
-        misleading=("atomic", "race", "mask", "out of bounds", "overflow"),
+        not_causes=("atomic", "mask", "stability"), not_words=("out of bounds",),
         notes="right while every lane's max comes in its first chunk; wrong once a later chunk raises it"),
     Bug("row_offset_forgotten", "forward",
         ((FWD_LOAD, FWD_LOAD.replace("x_ptr + row * N + cols", "x_ptr + cols"), 1),),
+        cause="address",
         reasons=(("softmax of row 0",), ("x_ptr + row * N",)),
-        misleading=("atomic", "race", "overflow")),
+        not_causes=("atomic", "stability")),
     Bug("online_store_without_mask", "online",
         ((ONLINE_STORE, "tl.store(y_ptr + row * N + cols, tl.exp(x - m) / s)", 1),),
+        cause="mask",
         reasons=(("out of bounds", "out-of-bounds"), ("y_ptr",)),
-        misleading=("atomic", "overflow"),
+        not_causes=("atomic", "stability"),
         notes="the last chunk's padded lanes write past the row: into the next row, or past the end of y"),
     Bug("online_sum_without_the_max", "online",
         ((RESCALE, "s_lane + tl.exp(x)", 1),
          ('    s = tl.sum(tl.where(m_lane > -float("inf"), s_lane * tl.exp(m_lane - m), 0.0), axis=0)\n',
           "    s = tl.sum(s_lane, axis=0)\n", 1),
          (ONLINE_STORE, ONLINE_STORE.replace("tl.exp(x - m)", "tl.exp(x)"), 1)),
+        cause="stability",
         reasons=(("NaN or Inf",), ("Subtract the row's max first",)),
-        misleading=("atomic", "race", "mask", "out of bounds", "rescale"),
+        not_causes=("atomic", "mask"), not_words=("out of bounds", "rescale"),
         notes="the textbook sum of exp(x) in one pass, no max at all: overflows past 88.7, underflows below -103"),
 ]
 
@@ -153,7 +159,8 @@ EQUIVALENT = {
     "fill.other:softmax_online_kernel:ad9a3534:0": MASKED_OUT,
 }
 
-# also a bug of a second class: the hint that names that class is right, not misleading (never to excuse a hint)
+# also a bug of a second class: the hint that names that class is right, not misleading (listed only
+# where the two are the same bug, seen from two sides: never to excuse a hint)
 SAME_BUG = {
     # the max subtraction dropped is exactly the unstable softmax the stability hint describes
     "formula.drop:softmax_fwd_kernel:ff626363:0": ("stability", "exp(x - m) -> exp(x) is the softmax without its "

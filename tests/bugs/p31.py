@@ -14,45 +14,54 @@ O_STORE = """    tl.store(o_ptr + head * L * D + rows[:, None] * D + dims[None, 
              mask=(rows[:, None] < L) & (dims[None, :] < D))"""
 Q_LOAD = "mask=(rows[:, None] < L) & (dims[None, :] < D), other=0.0)"
 CAUSAL_MASK = "        if CAUSAL:\n            visible = visible & (cols[None, :] <= rows[:, None])\n"
-MISLEAD = ("atomic", "race", "lost")
 
 PINNED = [
     Bug("scale_missing", "forward",
         (("qk_scale = scale * 1.4426950408889634", "qk_scale = 1.4426950408889634", 1),),
-        reasons=(("without the scale",),), misleading=MISLEAD + ("mask",),
+        cause="formula",
+        reasons=(("without the scale",),), not_causes=("atomic", "mask"),
         notes="softmax(q kᵀ): a softmax √D times too sharp"),
     Bug("exp_of_base2_scores", "forward",
         ((P, P.replace("tl.exp2", "tl.exp"), 2), (ALPHA, ALPHA.replace("tl.exp2", "tl.exp"), 2)),
-        reasons=(("1.44 times too sharp",),), misleading=MISLEAD + ("mask",),
+        cause="formula",
+        reasons=(("1.44 times too sharp",),), not_causes=("atomic", "mask"),
         notes="tl.exp of scores already scaled by log2(e) for tl.exp2"),
     Bug("causal_mask_forgotten", "forward",
         ((CAUSAL_MASK, "", 1),),
-        reasons=(("only the causal cases fail",),), misleading=MISLEAD,
+        cause="mask", named="candidates",
+        reasons=(("only the causal cases fail",),), not_causes=("atomic",),
         notes="the blocks past the diagonal are still skipped, so the result is neither mask's attention"),
     Bug("diagonal_blocks_unmasked", "forward",
         (("        whole = tl.minimum(S, first + 1)\n", "        whole = tl.minimum(S, first + BLOCK_Q)\n", 1),),
-        reasons=(("only the causal cases fail",),), misleading=MISLEAD,
+        cause="mask", named="candidates",
+        reasons=(("only the causal cases fail",),), not_causes=("atomic",),
         notes="the blocks across the diagonal run in the unmasked loop: each query sees the keys after it there"),
     Bug("padded_keys_in_the_softmax", "forward",
         (("        visible = cols[None, :] < S\n", "        visible = cols[None, :] >= 0\n", 1),),
-        reasons=(("padded keys of the last key block",),), misleading=MISLEAD,
+        cause="mask",
+        reasons=(("padded keys of the last key block",),), not_causes=("atomic",),
         notes="k past S loads 0, scores 0 and adds exp(0 - m) to the sum"),
     Bug("acc_not_rescaled", "forward",
         ((ACC, "        acc = acc + tl.dot(p.to(v.dtype), v)", 2),),
-        reasons=(("running output that is not rescaled",),), misleading=MISLEAD + ("mask",)),
+        cause="formula",
+        reasons=(("running output that is not rescaled",),), not_causes=("atomic", "mask")),
     Bug("lse_in_base_2", "forward",
         ((LSE, "m + tl.log2(l)", 1),),
-        reasons=(("logsumexp in base 2",),), misleading=MISLEAD + ("mask",)),
+        cause="formula",
+        reasons=(("logsumexp in base 2",),), not_causes=("atomic", "mask")),
     Bug("lse_without_the_max", "forward",
         ((LSE, "tl.log2(l) * 0.6931471805599453", 1),),
-        reasons=(("lse matches log(l) alone",),), misleading=MISLEAD + ("mask",)),
+        cause="formula",
+        reasons=(("lse matches log(l) alone",),), not_causes=("atomic", "mask")),
     Bug("o_stored_without_row_mask", "forward",
         ((O_STORE, O_STORE.replace("mask=(rows[:, None] < L) & (dims[None, :] < D)", "mask=dims[None, :] < D"), 1),),
-        reasons=(("out of bounds", "out-of-bounds"),), misleading=("atomic",),
+        cause="mask",
+        reasons=(("out of bounds", "out-of-bounds"),), not_causes=("atomic",),
         notes="the last query block's padded rows write past the head: into the next head, or past o"),
     Bug("q_loaded_without_row_mask", "forward",
         ((Q_LOAD, "mask=dims[None, :] < D, other=0.0)", 1),),
-        reasons=(("out of bounds", "out-of-bounds"),), misleading=("atomic",),
+        cause="mask",
+        reasons=(("out of bounds", "out-of-bounds"),), not_causes=("atomic",),
         gpu_blind=True, notes="the padded rows read past q; on a GPU what they read lands in rows no store writes"),
 ]
 
@@ -114,7 +123,8 @@ EQUIVALENT = {
                                                  "adds exp2(-inf) = 0 and leaves the max)",
 }
 
-# also a bug of a second class: the hint that names that class is right, not misleading (never to excuse a hint)
+# also a bug of a second class: the hint that names that class is right, not misleading (listed only
+# where the two are the same bug, seen from two sides: never to excuse a hint)
 SAME_BUG = {
     # padded keys scored 0 instead of -inf: the key mask does not switch them off, whether the tl.where
     # is missing (a mask) or fills 0 (a fill); the two give the same numbers, and the variant's hint says so

@@ -14,40 +14,47 @@ LSE_LOAD = "* 1.4426950408889634  # base 2, as the scores"
 DQ_LSE = "    lse = tl.load(lse_ptr + head * L + rows, mask=rows < L, other=0.0) * 1.4426950408889634\n"
 KV_LOAD = """    k = tl.load(k_head + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
     v = tl.load(v_head + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)"""
-MISLEAD = ("atomic", "race", "lost")
 
 PINNED = [
     Bug("causal_mask_forgotten_in_backward", "backward",
         ((DKDV_MASK, "", 1), (DQ_MASK, "", 1)),
-        reasons=(("rebuilt without the causal mask",),), misleading=MISLEAD,
+        cause="mask",
+        reasons=(("rebuilt without the causal mask",),), not_causes=("atomic",),
         notes="the forward masked (its lse is causal's), the backward's P is not: weight on future keys"),
     Bug("causal_mask_in_every_backward", "backward",
         (("    if MASK:  # a block", "    if True:  # a block", 1), ("    if MASK:\n        p = tl.where", "    if True:\n        p = tl.where", 1)),
-        reasons=(("non-causal cases match a P masked causally",),), misleading=MISLEAD,
+        cause="mask",
+        reasons=(("non-causal cases match a P masked causally",),), not_causes=("atomic",),
         notes="the reverse: a mask in the non-causal kernels (here on every block, causal or not)"),
     Bug("delta_from_do_alone", "backward",
         ((DELTA, "tl.store(delta_ptr + head * L + rows, tl.sum(do, axis=1), mask=rows < L)", 1),),
-        reasons=(("rowsum(dO) alone",),), misleading=MISLEAD + ("mask",)),
+        cause="formula",
+        reasons=(("rowsum(dO) alone",),), not_causes=("atomic", "mask")),
     Bug("scale_missing_in_ds", "backward",
         (("    dk *= scale  #", "    dk *= 1.0  #", 1), ("    dq *= scale\n", "", 1)),
-        reasons=(("without the scale",),), misleading=MISLEAD + ("mask",)),
+        cause="formula",
+        reasons=(("without the scale",),), not_causes=("atomic", "mask")),
     Bug("natural_lse_against_base2_scores", "backward",
         ((LSE_LOAD, " # base 2, as the scores", 1),
          (DQ_LSE, DQ_LSE.replace(" * 1.4426950408889634", ""), 1)),
-        reasons=(("natural log",),), misleading=MISLEAD + ("mask",),
+        cause="formula",
+        reasons=(("natural log",),), not_causes=("atomic", "mask"),
         notes="the logsumexp reused, but in the wrong base: P = e^(s - lse·ln 2)"),
     Bug("dq_diagonal_blocks_unmasked", "backward",
         (("        whole = (tl.minimum(S, first + 1) // BLOCK_K) * BLOCK_K\n",
           "        whole = (tl.minimum(S, first + BLOCK_Q) // BLOCK_K) * BLOCK_K\n", 1),),
-        reasons=(("only the causal cases fail",),), misleading=MISLEAD,
+        cause="mask",
+        reasons=(("only the causal cases fail",),), not_causes=("atomic",),
         notes="dQ's walk runs the diagonal blocks in its unmasked loop: dK and dV stay right"),
     Bug("dkdv_walk_skips_the_diagonal_block", "backward",
         (("range((first // BLOCK_Q) * BLOCK_Q, after, BLOCK_Q)", "range((first // BLOCK_Q + 1) * BLOCK_Q, after, BLOCK_Q)", 1),),
-        reasons=(("only the causal cases fail",),), misleading=MISLEAD,
+        cause="loop", named="candidates",
+        reasons=(("only the causal cases fail",),), not_causes=("atomic",),
         notes="the query block holding the key block's first key is never visited"),
     Bug("key_tail_loads_unmasked", "backward",
         ((KV_LOAD, KV_LOAD.replace("mask=kv_mask", "mask=dims[None, :] < D"), 1),),
-        reasons=(("out of bounds", "out-of-bounds"),), misleading=("atomic",), gpu_by_chance=True,
+        cause="mask",
+        reasons=(("out of bounds", "out-of-bounds"),), not_causes=("atomic",), gpu_by_chance=True,
         notes="dQ's last key block reads past S; on a GPU what lies past the end decides the verdict "
               "(the H100 failed it where zeros would have passed), but the read itself is out of bounds"),
 ]
@@ -89,7 +96,8 @@ _RACY = tuple((old, new.replace("    tl.atomic_add(dq_head + rows[:, None] * D +
                                  "    tl.store(dq_rows, tl.load(dq_rows, mask=q_mask) + dq_part, mask=q_mask)\n"), n)
               for old, new, n in ATOMIC_PATCHES)
 PINNED.append(Bug("dq_summed_without_atomics", "backward", _RACY,
-                reasons=(("atomic",),), cpu_blind_without_sanitizer=True, gpu_by_chance=True,
+                cause="atomic",
+                cpu_blind_without_sanitizer=True, gpu_by_chance=True,
                 notes="right when programs run one after another (the interpreter without its race check)"))
 
 
