@@ -2,9 +2,9 @@
 
 Writes checker/specs/pNN_<slug>.py (the declaration), solutions/pNN_<slug>.py (the reference
 kernel), puzzles/pNN_<slug>.ipynb (the learner's notebook, stubs derived from the solution),
-book/pNN.md (the page) and tests/catalog_pNN.py (known-buggy kernels). Refuses to overwrite.
+book/pNN.md (the page) and tests/bugs/pNN.py (known kernels). Refuses to overwrite.
 Then: fill in the spec and the solution, `python -m checker pNN --solution`, rewrite the stubs with
-`python -m checker.stubs --write pNN`, write the notebook's text, the page's hints and the catalog,
+`python -m checker.stubs --write pNN`, write the notebook's text, the page's hints and the known bugs,
 and list the page in _toc.yml. `python -m pytest -m pNN` runs the puzzle's contract tests.
 """
 from __future__ import annotations
@@ -111,19 +111,18 @@ TODO
 :::
 '''
 
-CATALOG = '''"""Known-buggy kernels for puzzle {n}, each the reference solution with one bug patched in
-(tests/test_contract.py rejects each for its stated reason), and correct kernels written
-differently (which must pass)."""
-from catalog import Alternative, Bug
+CATALOG = '''"""Every known kernel of puzzle {n} ({title}): the bugs tests/test_contract.py pins (PINNED)
+and the correct kernels it passes (PASSING). What each list means: tests/bugs/__init__.py."""
+from bugs import Bug, Right
 
-BUGS = [
+PINNED = [
     Bug("no_mask", "forward",
         (("tl.load(x_ptr + offsets, mask=mask)", "tl.load(x_ptr + offsets)", 1),),
-        reasons=(("out-of-bounds",),)),
+        cause="mask", reasons=(("out-of-bounds",),)),
 ]
 
-ALTERNATIVES = [
-    Alternative("other_block_size", (("mask = offsets < N", "mask = N > offsets", 1),)),
+PASSING = [
+    Right("other_block_size", (("mask = offsets < N", "mask = N > offsets", 1),)),
 ]
 '''
 
@@ -179,7 +178,7 @@ def create(number: int, slug: str, title: str, root: Path = REPO_ROOT) -> list[P
         root / "checker" / "specs" / f"{key}_{slug}.py": SPEC.format(**fields),
         root / "solutions" / f"{key}_{slug}.py": SOLUTION.format(**fields),
         root / "book" / f"{key}.md": PAGE.format(**fields),
-        root / "tests" / f"catalog_{key}.py": CATALOG.format(**fields),
+        root / "tests" / "bugs" / f"{key}.py": CATALOG.format(**fields),
     }
     existing = [p for p in files if p.exists()] + list((root / "puzzles").glob(f"{key}_*.ipynb"))
     if existing:

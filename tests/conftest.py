@@ -14,7 +14,7 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ and "OMP_NUM_THREADS" not in os.env
 # `python -m checker` in a test runs in its own process and starts no warm server (none is left
 # behind); tests/test_server.py starts and stops its own in a folder of its own
 os.environ["TRITON_PUZZLES_NO_SERVER"] = "1"
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/catalog*.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # import bugs (tests/bugs/), block_steps
 
 import pytest  # noqa: E402
 

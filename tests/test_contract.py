@@ -3,8 +3,9 @@
 For each puzzle: the solution passes in the interpreter using at most half of every tolerance;
 the untouched notebook fails with the not-implemented line and exit status 1; the notebook's stubs
 are the solution's signatures, and the solution cut into the notebook's kernel cells passes; every
-catalog bug is rejected for its stated reason (and with no misleading hint); every alternative
-correct kernel passes; the book has its page and the table of contents lists it.
+pinned bug (tests/bugs/pNN.py) is rejected for its stated reason: a hint names its true cause class,
+none names a class that would send the learner astray; every alternative correct kernel passes; the
+book has its page and the table of contents lists it.
 
 Checks run in this process (torch and triton imported once, not once per kernel); the CLI is run
 as a subprocess only where its exit status is the point. Select one puzzle with `pytest -m p07`.
@@ -20,8 +21,9 @@ import sys
 import pytest
 
 import block_steps
-from catalog import entries, patched
+from bugs import entries, patched
 from checker import registry, stubs
+from checker.mutate.run import report_hints
 from checker.run.session import run_check
 from checker.source import from_notebook, from_text
 from checker.puzzle.model import REPO_ROOT, Puzzle
@@ -128,8 +130,10 @@ def _case_line(line: str, cases: set) -> bool:
     return stripped[:1] in ("✅", "❌") and any(stripped[2:].startswith(name) for name in cases)
 
 
-def assert_reasons(text: str, reasons: tuple, misleading: tuple, name: str, kernels: str = "",
+def assert_reasons(text: str, reasons: tuple, not_words: tuple, name: str, kernels: str = "",
                    cases: set = frozenset()) -> None:
+    """Substrings, where the wording is the point: each group of `reasons` has one in the report, no
+    phrase of `not_words` is in its hints."""
     # the title line names the puzzle ("Blocks and masks"): it is no reason and no hint; the lines
     # that echo the learner's code (mask=..., a variable called acc) are neither
     code = {line.strip() for line in kernels.splitlines() if line.strip()}
@@ -141,21 +145,48 @@ def assert_reasons(text: str, reasons: tuple, misleading: tuple, name: str, kern
     # nor do the case names (which may name a block parameter) on the case and "not run" lines mislead
     hints = "\n".join(line for line in body.split("\n")
                       if not _case_line(line, cases) and not line.startswith("Not run here:"))
-    for wrong in misleading:
+    for wrong in not_words:
         # from a word's start: "race" is not in "traceback"
         assert not re.search(rf"(?<![A-Za-z_]){re.escape(wrong)}", hints, re.I), f"{name}: misleading hint {wrong!r}:\n{text}"
 
 
+def _classes(hints: list[dict]) -> str:
+    """One line per hint: its cause (x!) or its candidates (x? y?), where it comes from, its words."""
+    lines = []
+    for h in hints:
+        named = f"{h['cause']}!" if h["cause"] else " ".join(f"{c}?" for c in h["candidates"]) or "-"
+        lines.append(f"  - {named} ({h['source']}) {' '.join(h['hint'].split())[:160]}")
+    return "\n".join(lines) or "  (no hints)"
+
+
+def assert_causes(hints: list[dict], bug, text: str, named: bool = True) -> None:
+    """On the report's structured hints (checker.mutate.run.report_hints): a hint names the bug's
+    true cause as its cause, or asks about it among its candidates, as far as `bug.named` says
+    (named=False: only the classes that must not be a cause are checked); no hint names a class of
+    `bug.not_causes` as its cause."""
+    causes = {h["cause"] for h in hints if h["cause"]}
+    asked = {c for h in hints for c in h["candidates"]}
+    if named and bug.named == "cause":
+        assert bug.cause in causes, f"{bug.name}: no hint names {bug.cause!r} as its cause:\n{_classes(hints)}\n{text}"
+    elif named and bug.named == "candidates":
+        assert bug.cause in causes | asked, (f"{bug.name}: no hint names {bug.cause!r} or asks about it:\n"
+                                             f"{_classes(hints)}\n{text}")
+    wrong = [h for h in hints if h["cause"] in bug.not_causes]
+    assert not wrong, f"{bug.name}: a hint names {wrong[0]['cause']!r}, which would mislead:\n{_classes(wrong)}\n{text}"
+
+
 @pytest.mark.parametrize("puzzle", by_puzzle())
 def test_catalog_is_large_enough(puzzle):
-    bugs, alternatives = entries(puzzle)
+    known = entries(puzzle)
+    bugs, alternatives = known.pinned, known.passing
     assert len(bugs) >= 3, f"{puzzle.key}: {len(bugs)} catalog bugs, at least 3 wanted"
     assert len({b.name for b in bugs}) == len(bugs)
+    assert all(b.cause for b in bugs), f"{puzzle.key}: every pinned bug names its true cause class"
     assert alternatives, f"{puzzle.key}: no alternative correct kernel"
     assert {b.part for b in bugs} <= set(all_parts(puzzle))
 
 
-@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
+@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p).pinned))
 def test_catalog_bug_is_rejected_for_its_reason(puzzle, bug):
     hang = {"timeout": bug.timeout} if bug.timeout else {}
     report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name, **hang)
@@ -164,12 +195,13 @@ def test_catalog_bug_is_rejected_for_its_reason(puzzle, bug):
         assert report.passed, text
         return
     assert not report.passed, f"{bug.name} passed:\n{text}"
-    assert_reasons(text, bug.reasons, bug.misleading, bug.name, patched(puzzle, bug.name, bug.patches),
+    assert_causes(report_hints(report, bug.cause), bug, text)
+    assert_reasons(text, bug.reasons, bug.not_words, bug.name, patched(puzzle, bug.name, bug.patches),
                    {c.name for c in puzzle.cases()})
 
 
 @pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(
-    lambda p: [b for b in entries(p)[0] if b.reasons_unsanitized or b.cpu_blind_without_sanitizer]))
+    lambda p: [b for b in entries(p).pinned if b.reasons_unsanitized or b.cpu_blind_without_sanitizer]))
 def test_catalog_hints_without_the_sanitizer(puzzle, bug):
     """The values alone, as on a GPU: hints name the bug; races are invisible to the plain interpreter."""
     report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name,
@@ -179,11 +211,12 @@ def test_catalog_hints_without_the_sanitizer(puzzle, bug):
         assert report.passed, text
         return
     assert not report.passed, f"{bug.name} passed:\n{text}"
-    assert_reasons(text, bug.reasons_unsanitized, bug.misleading, bug.name, patched(puzzle, bug.name, bug.patches),
+    assert_causes(report_hints(report, bug.cause), bug, text, named=False)
+    assert_reasons(text, bug.reasons_unsanitized, bug.not_words, bug.name, patched(puzzle, bug.name, bug.patches),
                    {c.name for c in puzzle.cases()})
 
 
-@pytest.mark.parametrize(("puzzle", "alternative"), by_puzzle(lambda p: entries(p)[1]))
+@pytest.mark.parametrize(("puzzle", "alternative"), by_puzzle(lambda p: entries(p).passing))
 def test_alternative_correct_kernel_passes(puzzle, alternative):
     report, text = check_text(puzzle, patched(puzzle, alternative.name, alternative.patches),
                               all_parts(puzzle), alternative.name)
@@ -290,7 +323,7 @@ def test_float64_reference_on_the_gpu_is_the_cpus(puzzle):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p)[0]))
+@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p).pinned))
 def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
     # "rejected" needs one failing case: stop there, unless the bug must pass or its reasons are asked for
     quick = not bug.gpu_blind and not bug.gpu_reasons
@@ -304,8 +337,9 @@ def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
         return
     assert not report.passed, f"{bug.name} passed on the GPU:\n{text}"
     if bug.gpu_reasons:
-        assert_reasons(text, bug.gpu_reasons, bug.misleading, bug.name, patched(puzzle, bug.name, bug.patches),
-                   {c.name for c in puzzle.cases()})
+        assert_causes(report_hints(report, bug.cause), bug, text, named=False)
+        assert_reasons(text, bug.gpu_reasons, bug.not_words, bug.name, patched(puzzle, bug.name, bug.patches),
+                       {c.name for c in puzzle.cases()})
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())

@@ -207,8 +207,8 @@ def _screenshot(cdp, name: str, element: str, block: str = "start") -> None:
 
 def _unmasked_p02() -> str:
     """Puzzle 2's solution with no mask on its loads and store: every case but one reads past x."""
-    from catalog import entries, patched
-    bug = next(b for b in entries(registry.get("p02"))[0] if b.name == "no_mask")
+    from bugs import entries, patched
+    bug = next(b for b in entries(registry.get("p02")).pinned if b.name == "no_mask")
     return patched(registry.get("p02"), bug.name, bug.patches)
 
 

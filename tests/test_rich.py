@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from catalog import entries, patched
+from bugs import entries, patched
 from checker import registry
 from checker.report import html as rich
 from checker.notebook import NotebookReport, check, in_jupyter
@@ -40,7 +40,7 @@ def _check(puzzle, code: str, **options) -> Report:
 
 
 def _bug(puzzle, name: str) -> str:
-    bug = next(b for b in entries(puzzle)[0] if b.name == name)
+    bug = next(b for b in entries(puzzle).pinned if b.name == name)
     return patched(puzzle, bug.name, bug.patches)
 
 

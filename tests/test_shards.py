@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from catalog import entries, patched
+from bugs import entries, patched
 from checker import registry
 from checker.run.session import run_check
 from checker.source import from_text
@@ -20,7 +20,7 @@ def report_lines(key: str, text: str, part: str, shards: int, **options) -> tupl
 
 
 def catalog_text(key: str, name: str) -> tuple[str, str]:
-    bug = next(b for b in entries(registry.get(key))[0] if b.name == name)
+    bug = next(b for b in entries(registry.get(key)).pinned if b.name == name)
     return patched(registry.get(key), bug.name, bug.patches), bug.part
 
 

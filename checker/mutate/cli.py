@@ -12,9 +12,8 @@ import sys
 import time
 
 from checker import registry
-from checker.mutants_equivalent import EQUIVALENT
 from checker.mutate.operators import CLASSES, Mutant, mutants_of
-from checker.mutate.run import CannotCheck, Outcome, check_mutant, parts_touched
+from checker.mutate.run import CannotCheck, Outcome, check_mutant, exemptions, parts_touched
 from checker.mutate.score import Scored, overall, puzzle_section
 from checker.run.runner import DEFAULT_TIMEOUT
 from checker.puzzle.model import Puzzle, SpecError
@@ -60,7 +59,7 @@ def mutate_puzzle(puzzle: Puzzle, *, classes: tuple[str, ...] | None = None, k: 
         outcomes.append(outcome)
         if progress is not None:
             progress(_progress_line(puzzle, i, len(mutants), outcome, gpu_only))
-    return Scored(puzzle, outcomes, EQUIVALENT.get(puzzle.key, {}), gpu_only=gpu_only,
+    return Scored(puzzle, outcomes, exemptions(puzzle.key).equivalent, gpu_only=gpu_only,
                   complete=classes is None and k is None, seconds=time.perf_counter() - started)
 
 
@@ -69,7 +68,7 @@ def _progress_line(puzzle: Puzzle, i: int, n: int, outcome, gpu_only: bool) -> s
     if outcome.caught:
         verdict = f"caught ({outcome.stage})" + ("" if outcome.stage == "compile" else
                                                   f", hints: {'/'.join(sorted(set(outcome.verdicts)))}")
-    elif m.id in EQUIVALENT.get(puzzle.key, {}):
+    elif m.id in exemptions(puzzle.key).equivalent:
         verdict = "survived (listed equivalent)"
     elif m.cls == "precision" and gpu_only:
         verdict = "survived (GPU only)"
@@ -85,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Mutation testing of the checker: change a puzzle's reference solution in small ways, one "
                     "bug class at a time, check every mutant, and count what the checker catches and how "
                     "precise its hints are.",
-        epilog="exit status: 0 every mutant caught or listed as equivalent (checker/mutants_equivalent.py); 1 a "
+        epilog="exit status: 0 every mutant caught or listed as equivalent (EQUIVALENT in tests/bugs/pNN.py); 1 a "
                "survivor not listed, or a listed one caught or gone; 2 usage.")
     parser.add_argument("puzzles", nargs="*", help="puzzle numbers, e.g. p08 p09")
     parser.add_argument("--all", action="store_true", help="every puzzle")
@@ -179,7 +178,7 @@ def _rescore(path: str, only: set[str] | None) -> int:
             continue
         puzzle = registry.get(entry["puzzle"])
         outcomes = [_outcome_from_json(m) for m in entry["mutants"]]
-        scored = Scored(puzzle, outcomes, EQUIVALENT.get(puzzle.key, {}), gpu_only=data["backend"] == "interpreter"
+        scored = Scored(puzzle, outcomes, exemptions(puzzle.key).equivalent, gpu_only=data["backend"] == "interpreter"
                         and gpu_only_precision(puzzle), complete=entry["complete"], seconds=entry["seconds"])
         results.append(scored)
         print("\n".join(puzzle_section(scored)))

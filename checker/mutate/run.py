@@ -7,11 +7,19 @@ to a worker process with the checker's own time limit: a kernel with a `while` l
 lock), and any mutant still running when an in-process watchdog fires (then it runs again in a
 worker, so that the verdict is the checker's own, not the watchdog's). Loops over `range` whose
 bounds a mutant changes still end: they only run fewer or shifted steps.
+
+The mutants no check can catch (EQUIVALENT) and those that are also a bug of a second class
+(SAME_BUG) are listed beside the puzzle's other known kernels, in tests/bugs/pNN.py: exemptions()
+loads them from there by path (a developer tool, run from a checkout); without the file, none.
 """
 from __future__ import annotations
 
 import ast
 import contextlib
+import functools
+import importlib
+import importlib.util
+import sys
 import signal
 import threading
 import time
@@ -19,16 +27,40 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from checker.mutants_equivalent import SAME_BUG
 from checker.mutate.analysis import calls, kernels_of
 from checker.mutate.operators import Mutant
 from checker.report.model import Report
 from checker.run.runner import DEFAULT_TIMEOUT
 from checker.run.session import run_check
 from checker.source import from_text
-from checker.puzzle.model import Puzzle
+from checker.puzzle.model import REPO_ROOT, Puzzle
 
 VERDICTS = ("right", "candidates", "misleading", "none")
+BUGS = REPO_ROOT / "tests" / "bugs"   # one file per puzzle: pNN.py
+
+
+@dataclass(frozen=True)
+class Exemptions:
+    equivalent: dict[str, str]              # mutant id -> why no input tells it from the solution
+    same_bug: dict[str, tuple[str, str]]    # mutant id -> (its second class, why)
+
+
+@functools.lru_cache(maxsize=None)
+def exemptions(key: str) -> Exemptions:
+    """EQUIVALENT and SAME_BUG of tests/bugs/<key>.py, loaded by path; empty without the file. The
+    package tests/bugs is loaded as `bugs` (the name its files import from) unless it already is
+    (under pytest, tests/ is on sys.path)."""
+    path = BUGS / f"{key}.py"
+    if not path.is_file():
+        return Exemptions({}, {})
+    if "bugs" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("bugs", BUGS / "__init__.py",
+                                                      submodule_search_locations=[str(BUGS)])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["bugs"] = package
+        spec.loader.exec_module(package)
+    module = importlib.import_module(f"bugs.{key}")
+    return Exemptions(dict(getattr(module, "EQUIVALENT", {})), dict(getattr(module, "SAME_BUG", {})))
 
 
 @dataclass
@@ -59,7 +91,7 @@ class Outcome:
 def verdict(cls: str | tuple[str, ...], cause: str, candidates: list[str]) -> str:
     """right: the hint names the mutant's class; candidates: the class is among those it asks
     about; misleading: it names others only; none: it names no class (an observation). cls: the
-    mutant's class, or its classes where checker/mutants_equivalent.py's SAME_BUG lists a second."""
+    mutant's class, or its classes where tests/bugs/pNN.py's SAME_BUG lists a second."""
     classes = (cls,) if isinstance(cls, str) else tuple(cls)
     if cause:
         return "right" if cause in classes else "misleading"
@@ -205,6 +237,6 @@ def check_mutant(puzzle: Puzzle, mutant: Mutant, parts: list[str], *, backend: s
         outcome.stage = _stage(report)
         outcome.first_failure = _first_failure(text.split("\n", 1)[-1])
         if outcome.stage != "compile":
-            also = SAME_BUG.get(puzzle.key, {}).get(mutant.id)
+            also = exemptions(puzzle.key).same_bug.get(mutant.id)
             outcome.hints = report_hints(report, (mutant.cls, also[0]) if also else mutant.cls)
     return outcome

@@ -1,7 +1,7 @@
 """The score: per bug class, how many mutants the checker caught and how precise its hints were;
 the survivors first, as PIT and mutmut put them.
 
-A survivor is a failure unless checker/mutants_equivalent.py lists it with the reason no check can
+A survivor is a failure unless tests/bugs/pNN.py's EQUIVALENT lists it with the reason no check can
 catch it. One kind of survivor is told apart by rule instead: a `precision` mutant (a cast to fp32
 removed, an fp32 accumulator made bf16) changes nothing in fp32 cases, and the interpreter's few small
 bf16 cases (where a puzzle has them) may round its loss away; the puzzle's large bfloat16 cases, which
@@ -20,9 +20,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, fields
 
-from checker.mutants_equivalent import SAME_BUG
 from checker.mutate.operators import CLASSES
-from checker.mutate.run import Outcome
+from checker.mutate.run import Outcome, exemptions
 from checker.puzzle.model import Puzzle
 
 
@@ -103,7 +102,7 @@ class Scored:
         if not self.complete:
             return []
         ids = {o.mutant.id for o in self.outcomes}
-        return sorted(i for i in {*self.equivalent, *SAME_BUG.get(self.puzzle.key, {})} if i not in ids)
+        return sorted(i for i in {*self.equivalent, *exemptions(self.puzzle.key).same_bug} if i not in ids)
 
     @property
     def misleading(self) -> list[Outcome]:
@@ -190,7 +189,7 @@ def puzzle_section(scored: Scored) -> list[str]:
     p = scored.puzzle
     lines = [f"## {p.key} {p.title}: {len(scored.outcomes)} mutants, {scored.seconds:.0f} s", ""]
     if scored.survivors:
-        lines += ["**Survivors** (not listed in checker/mutants_equivalent.py):", ""]
+        lines += [f"**Survivors** (not listed in tests/bugs/{p.key}.py's EQUIVALENT):", ""]
         lines += [f"- `{o.mutant.id}` ({o.mutant.cls}) {o.mutant.description}" for o in scored.survivors]
         lines.append("")
     if scored.wrongly_listed:
@@ -202,9 +201,10 @@ def puzzle_section(scored: Scored) -> list[str]:
         lines += [f"- `{i}`" for i in scored.stale]
         lines.append("")
     lines += table(scored.tallies())
-    same = [(o, SAME_BUG[p.key][o.mutant.id]) for o in scored.outcomes if o.mutant.id in SAME_BUG.get(p.key, {})]
+    also = exemptions(p.key).same_bug
+    same = [(o, also[o.mutant.id]) for o in scored.outcomes if o.mutant.id in also]
     if same:
-        lines += ["", "Judged as a second class too (checker/mutants_equivalent.py, SAME_BUG):", ""]
+        lines += ["", f"Judged as a second class too (tests/bugs/{p.key}.py, SAME_BUG):", ""]
         lines += [f"- `{o.mutant.id}` ({o.mutant.cls}, also {cls}): {reason}" for o, (cls, reason) in same]
     if any(t.gpu_only for t in scored.tallies().values()):
         lines += ["", GPU_ONLY_NOTE]

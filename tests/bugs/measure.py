@@ -1,0 +1,307 @@
+"""Check the learner-bug corpus and judge the checker's hints against each bug's true cause class.
+
+    python tests/bugs/measure.py                 # every puzzle: one line per entry, then totals
+    python tests/bugs/measure.py p05 p22         # some puzzles
+    python tests/bugs/measure.py p05 --text      # and each report's hints, as the learner reads them
+    python tests/bugs/measure.py --json out.json # everything, machine-readable (diff two runs)
+    python tests/bugs/measure.py --only stride   # entries whose name contains a word
+    python tests/bugs/measure.py p24 --full      # each report in full
+
+The corpus is each tests/bugs/pNN.py's MEASURED (bugs, with their true cause) and RIGHT (correct
+rewrites), written apart from its PINNED entries: it measures the hints, where PINNED pins them.
+
+Every entry is checked in Triton's interpreter with the sanitizer, in this process (torch imported
+once), as tests/test_contract.py's check_text does; an entry that may hang gets a worker process
+with its time limit. Run from the repository root: the checker package of this tree is used.
+
+A report's hints are the sanitizer's and the checker's error messages, the hints on failing outputs
+and the summary hints across cases. Each carries a cause class ("cause", the one the evidence names)
+and the classes it asks about ("candidates") in the worker's JSON; where those fields are missing
+(an older checker) a rough reading of the text stands in, and the verdict is marked with "~".
+
+Verdicts for a bug that is caught:
+    right       a hint names the true class (or one the entry accepts) as the cause
+    among       no hint names it, but one asks about it among its candidates
+    misleading  hints name or ask about other classes only
+    none        no hint says a class (observations only: "12 of 32 elements were never written")
+    compile     Triton's GPU front end rejects the kernel, and the message says why (a fact Triton
+                establishes, not a guess: the first thing a GPU would show the learner)
+"+wrong" is added where another hint names a different class as certain. A bug that passes is
+"PASSES" (or "blind" when the entry says the interpreter cannot see it); a correct rewrite is
+"ok" or "FAILS".
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything imports triton
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE.parent))  # tests/: the bugs package
+
+from checker import registry  # noqa: E402
+from checker.run.session import run_check  # noqa: E402
+from checker.source import from_text  # noqa: E402
+
+from bugs import Bug, apply, entries, keys as corpus_keys  # noqa: E402
+
+
+# -- reading a report's hints ---------------------------------------------------------------------
+# (pattern, cause, candidates): the first that matches a hint's text stands in for its missing
+# class fields. Rough on purpose: it reads what the text tells the learner to change.
+TEXT_RULES = [
+    (r"already has a mask, but it lets these lanes through", "mask", ()),
+    (r"switch off the lanes that fall outside with a mask", "mask", ()),
+    (r"sums shares from several programs: add each share with tl\.atomic_add", "atomic", ()),
+    (r"belongs to exactly one program, so two programs reaching it means their offsets overlap", "address", ()),
+    (r"does not compile", "compile", ()),
+    (r"still running after .* A loop that never ends", "", ("loop", "lock")),
+    (r"not reproducible", "determinism", ()),
+    (r"equals the share of|each element equals one .*'s share|whole number of equal shares", "atomic", ()),
+    (r"never written: the kernel did not store", "", ()),
+    (r"every column from \d+ on|every element from column \d+ on", "", ("address", "loop")),
+    (r"whole rows .*grid or row-mask problem", "", ("address", "mask")),
+    (r"elements were never written\.$|received nothing from any|still exactly 0 everywhere", "", ()),
+    (r"transposed|wrong shape", "address", ()),
+    (r"rounded to (bfloat16|float16)|TF32|only the bfloat16 cases|keep the running sum in fp32", "precision", ()),
+    (r"NaN or Inf, computed by the kernel", "", ("stability", "formula", "mask")),
+    (r"hard-coded", "", ("hardcoded",)),
+    (r"overflows|cancels catastrophically|underflow|Subtract the row's max", "stability", ()),
+    (r"accumulator|starts over|reset inside the loop|Create it once", "accumulate", ()),
+    (r"tl\.atomic_add|atomics", "", ("atomic",)),
+    (r"is a mask missing|mask the loads and stores|masks? .*cols < |other=|padded lanes|masked-off lanes",
+     "", ("mask", "fill")),
+    (r"does the grid cover|loop over|loop must cover|walk all of|range\(0, ", "", ("loop", "address")),
+    (r"program_id|axes swapped|stride|rows .* apart|row \w+ of|its own row|at row \* |\* N \+|as if it were "
+     r"contiguous|the token's|read transposed|element \(k, m\)", "address", ()),
+    (r"lock", "", ("lock",)),
+    (r"matches|instead of|is missing|belongs inside|divides by|the sign|product rule", "formula", ()),
+]
+
+
+def guess(text: str) -> tuple[str, list[str]]:
+    for pattern, cause, candidates in TEXT_RULES:
+        if re.search(pattern, text, re.S | re.M):
+            return cause, list(candidates)
+    return "", []
+
+
+def _error_gist(message: str) -> str:
+    """An error message without the sanitizer's boilerplate paragraph: what the learner acts on."""
+    keep = []
+    for line in message.strip().split("\n"):
+        if line.startswith(("On a GPU this would", "On a GPU, programs run in parallel")):
+            continue
+        keep.append(line)
+        if line.rstrip().endswith("For example:"):
+            break  # the example's code lines say nothing about the cause
+    return "\n".join(keep)
+
+
+def hints_of(report, text: str) -> tuple[list[dict], bool]:
+    """Every distinct hint the report shows, and whether the checker gave their classes itself."""
+    found: dict[str, dict] = {}
+    fields = False
+
+    def add(kind: str, hint: str, data: dict, case: str = "", measured: bool = False) -> None:
+        """measured: the runner's own class for a fact the checker reports (an input changed)."""
+        nonlocal fields
+        if not hint:
+            return
+        key = kind + ":" + re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", hint)
+        if key in found:
+            return
+        has = "cause" in data or "candidates" in data
+        fields = fields or (has and not measured)
+        cause, candidates = (data.get("cause", ""), list(data.get("candidates", []))) if has else guess(hint)
+        found[key] = {"kind": kind, "hint": hint, "cause": cause, "candidates": candidates, "case": case,
+                      "from_text": not has, "measured": measured}
+
+    for result in report.results:
+        if result["status"] == "error":
+            error = result["error"]
+            add(f"error:{error['kind']}", _error_gist(error["message"]), error, result["case"])
+        if result.get("mutated"):  # a fact the checker measured, not a guess: an input changed
+            add("mutated", f"the kernel changed its inputs: {', '.join(result['mutated'])} (inputs are read-only; "
+                "write only to outputs)", {"cause": "inplace", "candidates": []}, result["case"], measured=True)
+    listed = getattr(report, "hints", None)
+    if listed:
+        for item in listed:
+            add("hint", item.get("hint", ""), item)
+    else:
+        for result in report.results:
+            for c in result.get("comparisons", []):
+                if not c["ok"]:
+                    add(f"output:{c['label']}", c.get("hint", ""), c, result["case"])
+        for line in text.split("\n"):
+            if line.startswith("   hint: "):  # a summary hint, printed at the end of a part
+                add("summary", line[len("   hint: "):], {})
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if "still running after" in stripped or "worker process" in stripped and "❌" in stripped:
+            add("fault", stripped.lstrip("❌ "), {})
+    # with the fields present, a hint that lacks them (a fault line) is an observation, not a guess
+    if fields:
+        for item in found.values():
+            if item["from_text"] and not item["measured"]:
+                item["cause"], item["candidates"], item["from_text"] = "", [], False
+    return list(found.values()), fields
+
+
+def verdict(bug: Bug, hints: list[dict]) -> str:
+    truth = set(bug.classes)
+    named = {h["cause"] for h in hints if h["cause"]}
+    asked = {c for h in hints if not h["cause"] for c in h["candidates"]}
+    if "compile" in named and not named - truth - {"compile"}:
+        return "right" if named & truth else "compile"
+    wrong = bool(named - truth)
+    if named & truth:
+        return "right+wrong" if wrong else "right"
+    if asked & truth:
+        return "among+wrong" if wrong else "among"
+    if named or asked:
+        return "misleading"
+    return "none"
+
+
+# -- running ----------------------------------------------------------------------------------------
+def load(key: str):
+    """The puzzle's corpus (MEASURED, RIGHT), or None where its file has neither."""
+    found = entries(key)
+    return found if found.measured or found.right else None
+
+
+def check(puzzle, text: str, parts: list[str], timeout: float, seed: int):
+    lines: list[str] = []
+    options = dict(backend="interpreter", write=lines.append, seed=seed)
+    if timeout:
+        report = run_check(puzzle, parts, from_text(text, "kernels.py"), timeout=timeout, shards=1, **options)
+    else:
+        report = run_check(puzzle, parts, from_text(text, "kernels.py"), in_process=True, **options)
+    return report, "\n".join(lines)
+
+
+def run_entry(puzzle, entry, seed: int) -> dict:
+    bug = isinstance(entry, Bug)
+    record = {"puzzle": puzzle.key, "name": entry.name, "kind": "bug" if bug else "right", "what": entry.what}
+    if bug:
+        record.update(part=entry.part, cause=entry.cause, accept=list(entry.accept),
+                      interpreter_blind=entry.interpreter_blind)
+    parts = [entry.part] if bug else [p.name for p in puzzle.parts]
+    start = time.perf_counter()
+    try:
+        text = apply(puzzle.solution.read_text(encoding="utf-8"), entry.patches, f"{puzzle.key} {entry.name}")
+        report, out = check(puzzle, text, parts, entry.timeout, seed)
+    except Exception as exc:  # a stale patch, a checker crash: recorded, the run goes on
+        record.update(status="runner error", error=f"{type(exc).__name__}: {exc}", seconds=0.0, hints=[])
+        return record
+    record["seconds"] = round(time.perf_counter() - start, 1)
+    record["passed"] = report.passed
+    record["report"] = out
+    hints, fields = hints_of(report, out)
+    record["hints"] = hints
+    record["classes_from"] = "checker" if fields else "text"
+    broken = [p["problem"] for p in report.parts if re.search(r"SyntaxError|do not run|not implemented", p["problem"])]
+    if broken:  # the entry's own text does not run: a mistake in the corpus, not a learner's bug
+        record.update(status="runner error", error="the patched kernels do not run: " + broken[0])
+    elif not bug:
+        record["status"] = "ok" if report.passed else "FAILS"
+    elif report.passed:
+        record["status"] = "blind" if entry.interpreter_blind else "PASSES"
+    else:
+        record["status"] = ("~" if not fields else "") + verdict(entry, hints)
+    return record
+
+
+def classes_text(hints: list[dict]) -> str:
+    named = sorted({h["cause"] for h in hints if h["cause"]})
+    asked = sorted({c for h in hints if not h["cause"] for c in h["candidates"]} - set(named))
+    return " ".join([f"{c}!" for c in named] + [f"{c}?" for c in asked]) or "-"
+
+
+def print_entry(r: dict, text: bool) -> None:
+    what = r.get("cause", "")
+    if r.get("accept"):
+        what += "/" + "/".join(r["accept"])
+    print(f"{r['puzzle']} {r['name'][:38]:<38} {r.get('part', 'all')[:9]:<9} {what[:20]:<20} "
+          f"{r['status']:<13} {classes_text(r.get('hints', []))}")
+    if r["status"] == "runner error":
+        print(f"      {r['error']}")
+    if text or r["status"] == "FAILS":
+        print(f"      ({r['what']})")
+        for h in r.get("hints", []):
+            tag = classes_text([h])
+            body = h["hint"].replace("\n", "\n" + " " * 10)
+            print(f"    - [{h['kind']}; {tag}] {body}")
+        if r["status"] == "FAILS":
+            print("\n".join("      | " + ln for ln in r["report"].split("\n") if "❌" in ln or "hint" in ln))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("puzzles", nargs="*", help="p05 p22 ... (default: every puzzle with a corpus file)")
+    parser.add_argument("--text", action="store_true", help="print each report's hints")
+    parser.add_argument("--full", action="store_true", help="print each report in full, as the learner reads it")
+    parser.add_argument("--json", metavar="FILE", help="write every record (with the full report) to FILE")
+    parser.add_argument("--only", action="append", default=[], help="entries whose name contains this")
+    parser.add_argument("--bugs", action="store_true", help="the bugs only")
+    parser.add_argument("--right", action="store_true", help="the correct rewrites only")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    keys = [k if k.startswith("p") else f"p{int(k):02d}" for k in args.puzzles] or \
+        [k for k in corpus_keys() if load(k) is not None]
+    records = []
+    print(f"{'':3} {'entry':<38} {'part':<9} {'true class':<20} {'verdict':<13} hint classes (x! named, x? asked)")
+    for key in keys:
+        corpus = load(key)
+        if corpus is None:
+            print(f"{key}: no corpus (MEASURED, RIGHT) in tests/bugs/{key}.py")
+            continue
+        puzzle = registry.get(key)
+        chosen = ([] if args.right else corpus.measured) + ([] if args.bugs else corpus.right)
+        for entry in chosen:
+            if args.only and not any(w in entry.name for w in args.only):
+                continue
+            record = run_entry(puzzle, entry, args.seed)
+            records.append(record)
+            print_entry(record, args.text)
+            if args.full and record.get("report"):
+                print("\n".join("      | " + ln for ln in record["report"].split("\n")))
+            sys.stdout.flush()
+
+    bugs = [r for r in records if r["kind"] == "bug"]
+    rights = [r for r in records if r["kind"] == "right"]
+    tally: dict[str, int] = {}
+    for r in bugs:
+        tally[r["status"].lstrip("~")] = tally.get(r["status"].lstrip("~"), 0) + 1
+    print()
+    print(f"{len(bugs)} bugs: " + ", ".join(f"{v} {k}" for k, v in sorted(tally.items(), key=lambda kv: -kv[1])))
+    by_class: dict[str, list[int]] = {}
+    for r in bugs:
+        row = by_class.setdefault(r["cause"], [0, 0, 0])
+        row[0] += 1
+        row[1] += r["status"].lstrip("~").startswith("right")
+        row[2] += r["status"].lstrip("~") in ("misleading", "among+wrong")
+    print("by true class (bugs, right, misleading): " + ", ".join(
+        f"{c} {n}/{ok}/{bad}" for c, (n, ok, bad) in sorted(by_class.items())))
+    failing = [r["puzzle"] + " " + r["name"] for r in rights if r["status"] != "ok"]
+    print(f"{len(rights)} correct rewrites: {len(rights) - len(failing)} pass" +
+          (f"; FAIL: {', '.join(failing)}" if failing else ""))
+    if any(r.get("classes_from") == "text" for r in records):
+        print("(~: this checker gives no cause classes: they were read from the hints' text)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=1, ensure_ascii=False), encoding="utf-8")
+    errors = [r for r in records if r["status"] == "runner error"]
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
