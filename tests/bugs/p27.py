@@ -3,7 +3,7 @@ tests/test_contract.py pins (PINNED) and the correct kernels it passes (PASSING)
 means: tests/bugs/__init__.py."""
 from pathlib import Path
 
-from bugs import Bug, Right
+from bugs import Bug, Kernel, Right
 
 PASS1_LOAD = 'x = tl.load(x_row + cols, mask=cols < V, other=-float("inf"),'
 RESCALE = "            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)\n"
@@ -146,4 +146,169 @@ PASSING = [
                  (STORE + "  # rounded once, to dlogits' dtype\n",
                   STORE + "  # rounded once, to dlogits' dtype\n        row += tl.num_programs(0)\n", 1)),
                 notes="the same walk over rows as a while loop"),
+]
+
+# MEASURED and RIGHT: the first blind corpus, bugs and correct rewrites written from the solution, the
+# page and the notebook alone, by someone who had not read the hint code; scored untouched on the
+# checker it was written against before any hint was tuned to it (tests/bugs/measure.py).
+_BLIND_PASS1_LOAD = ('x = tl.load(x_row + cols, mask=cols < V, other=-float("inf"),\n'
+              '                        eviction_policy="evict_last").to(tl.float32)')
+_BLIND_S_UPDATE = "s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)"
+_BLIND_LSE = "lse = m + tl.log(s)"
+_BLIND_SCALE = "scale = tl.where(valid, dloss / n, 0.0)"
+_BLIND_LOSS = "tl.store(loss_rows_ptr + row, tl.where(valid, (lse - x_target) / n, 0.0))"
+_BLIND_GRAD = "grad = tl.where(cols == target, p - 1.0, p) * scale"
+_BLIND_P2 = "p = tl.exp(x - lse)"
+_BLIND_COUNT_LOAD = "target = tl.load(target_ptr + rows, mask=rows < M, other=ignore_index)"
+_BLIND_ROWS = "for row in range(tl.program_id(0), M, tl.num_programs(0)):"
+_BLIND_BASE = "base = tl.cast(row, tl.int64) * stride"
+
+MEASURED = [
+    Bug("pass1_pads_with_zero", "step",
+        ((_BLIND_PASS1_LOAD, _BLIND_PASS1_LOAD.replace('other=-float("inf")', "other=0.0"), 1),),
+        "fill", "pass 1's padded lanes load 0.0: each is a phantom vocabulary entry adding exp(0 − m) to s",
+        accept=("mask",)),
+    Bug("count_pads_with_zero", "step",
+        ((_BLIND_COUNT_LOAD, _BLIND_COUNT_LOAD.replace("other=ignore_index", "other=0"), 1),),
+        "fill", "the count's padded lanes load target 0: rows that do not exist are counted in n"),
+    Bug("mean_over_all_rows", "step",
+        (("n = tl.load(n_valid_ptr)", "n = M", 1),),
+        "formula", "the mean divides by M, all rows, instead of n, the rows that count"),
+    Bug("sum_not_rescaled", "step",
+        ((_BLIND_S_UPDATE, "s = s + tl.sum(tl.exp(x - m_new), axis=0)", 1),),
+        "accumulate", "the online sum is not rescaled by exp(m − m_new) when the max grows"),
+    Bug("sum_overwritten_per_block", "step",
+        ((_BLIND_S_UPDATE, "s = tl.sum(tl.exp(x - m_new), axis=0)", 1),),
+        "accumulate", "s overwritten by each block's sum: only the last block of the row counts"),
+    Bug("running_max_not_updated", "step",
+        (("            m = m_new\n", "", 1),),
+        "accumulate", "m = m_new forgotten: the running max stays -inf, lse is -inf"),
+    Bug("lse_without_its_max", "step",
+        ((_BLIND_LSE, "lse = tl.log(s)", 1),),
+        "formula", "lse = log s: the running max m is not added back"),
+    Bug("lse_without_any_shift", "step",
+        ((_BLIND_S_UPDATE, "s = s + tl.sum(tl.exp(x), axis=0)", 1), (_BLIND_LSE, "lse = tl.log(s)", 1)),
+        "stability", "lse = log Σ exp(x) unshifted: logits near 1000 overflow exp"),
+    Bug("p_rounded_before_one_hot", "step",
+        ((_BLIND_P2, "p = tl.exp(x - lse).to(dlogits_ptr.dtype.element_ty)", 1),),
+        "precision", "p rounded to dlogits' dtype before p − 1: a confident row's target gradient vanishes in bf16"),
+    Bug("target_logit_read_unmasked", "step",
+        (("x_target = tl.load(x_row + target, mask=valid).to(tl.float32)",
+          "x_target = tl.load(x_row + target).to(tl.float32)", 1),),
+        "mask", "the target's logit read on ignored rows too: x_row − 100 lies before the row",
+        accept=("address",)),
+    Bug("ignored_rows_get_a_gradient", "step",
+        ((_BLIND_SCALE, "scale = dloss / n", 1),),
+        "formula", "the gradient's scale is not zeroed on ignored rows: they get softmax(x) · dloss / n",
+        accept=("mask",)),
+    Bug("loss_share_not_divided", "step",
+        ((_BLIND_LOSS, _BLIND_LOSS.replace("(lse - x_target) / n", "lse - x_target"), 1),),
+        "formula", "each row's loss share is lse − x_t, not divided by n"),
+    Bug("gradient_without_dloss", "step",
+        ((_BLIND_SCALE, "scale = tl.where(valid, 1.0 / n, 0.0)", 1),),
+        "formula", "the upstream gradient dloss left out of the gradient's scale"),
+    Bug("one_hot_minus_p", "step",
+        ((_BLIND_GRAD, "grad = tl.where(cols == target, 1.0 - p, -p) * scale", 1),),
+        "formula", "the gradient written one_hot − p: its sign flipped"),
+    Bug("rows_v_apart", "step",
+        ((_BLIND_BASE, "base = tl.cast(row, tl.int64) * V", 1),),
+        "address", "rows taken V apart instead of stride apart (the logits may be a strided view)"),
+    Bug("gradient_rows_v_apart", "step",
+        (("g_row = dlogits_ptr + base", "g_row = dlogits_ptr + tl.cast(row, tl.int64) * V", 1),),
+        "address", "dlogits assumed contiguous: its rows written V apart, not stride apart"),
+    Bug("rows_stepped_by_four", "step",
+        ((_BLIND_ROWS, "for row in range(tl.program_id(0), M, 4):", 1),),
+        "hardcoded", "the row step is 4 (four programs per SM) instead of tl.num_programs(0)",
+        accept=("loop",)),
+    Bug("pass1_skips_the_partial_block", "step",
+        (("for start in range(0, V, BLOCK_V):", "for start in range(0, (V // BLOCK_V) * BLOCK_V, BLOCK_V):", 1),),
+        "loop", "pass 1 stops before the last, partial block: its columns are left out of lse"),
+    Bug("pass2_blocks_floored", "step",
+        (("blocks = tl.cdiv(V, BLOCK_V)", "blocks = V // BLOCK_V", 1),),
+        "loop", "pass 2 walks V // BLOCK_V blocks: the last partial block of the gradient is never written"),
+    Bug("pass2_mask_le", "step",
+        (("mask = cols < V", "mask = cols <= V", 1),),
+        "mask", "pass 2's mask cols <= V: one column past the row read and written"),
+    Bug("pass1_load_unmasked", "step",
+        ((_BLIND_PASS1_LOAD, 'x = tl.load(x_row + cols, eviction_policy="evict_last").to(tl.float32)', 1),),
+        "mask", "pass 1 loads without a mask: the last block reads past the row into lse"),
+    Bug("p_without_the_sum", "step",
+        ((_BLIND_P2, "p = tl.exp(x - m)", 1),),
+        "formula", "p = exp(x − m): the softmax is not divided by its sum (lse, not m)"),
+    Bug("running_max_starts_at_zero", "step",
+        (('        m = -float("inf")\n', "        m = 0.0\n", 1),),
+        "fill", "the running max starts at 0, not -inf: rows of very negative logits underflow s to 0",
+        accept=("stability",)),
+    Bug("ignore_index_written_in", "step",
+        (("valid = target != ignore_index", "valid = target != -100", 1),
+         (_BLIND_COUNT_LOAD, _BLIND_COUNT_LOAD.replace("other=ignore_index", "other=-100"), 1),
+         ("tl.sum((target != ignore_index)", "tl.sum((target != -100)", 1)),
+        "hardcoded", "ignore_index written in as -100 instead of the argument"),
+    Bug("row_offset_in_int32", "step",
+        ((_BLIND_BASE, "base = row * stride", 1),),
+        "precision", "row * stride in int32: past 2**31 elements the offset wraps",
+        accept=("address",), interpreter_blind=True),
+]
+
+RIGHT = [
+    Right("base2_logsumexp",
+          (('        m = -float("inf")\n', "        m = -float(\"inf\")\n        LOG2E = 1.4426950408889634\n", 1),
+           ("m_new = tl.maximum(m, tl.max(x, axis=0))", "x2 = x * LOG2E\n            m_new = tl.maximum(m, tl.max(x2, axis=0))", 1),
+           (_BLIND_S_UPDATE, "s = s * tl.exp2(m - m_new) + tl.sum(tl.exp2(x2 - m_new), axis=0)", 1),
+           (_BLIND_LSE, "lse = (m + tl.log2(s)) * 0.6931471805599453", 1)),
+          "pass 1 in base 2 (exp2 with log2(e) folded into the logits), lse brought back by ln 2"),
+    Right("pass2_front_to_back",
+          (("cols = (blocks - 1 - back) * BLOCK_V + tl.arange(0, BLOCK_V)",
+            "cols = back * BLOCK_V + tl.arange(0, BLOCK_V)", 1),),
+          "pass 2 walks the row front to back"),
+    Right("max_then_sum_passes",
+          ((_BLIND_S_UPDATE + "\n            m = m_new\n",
+            "m = m_new\n"
+            "        for start in range(0, V, BLOCK_V):\n"
+            "            cols = start + tl.arange(0, BLOCK_V)\n"
+            "            x = tl.load(x_row + cols, mask=cols < V, other=-float(\"inf\")).to(tl.float32)\n"
+            "            s += tl.sum(tl.exp(x - m), axis=0)\n", 1),),
+          "lse in three passes: the max first, then the sum of exp(x − max), no rescaling"),
+    Right("one_hot_as_float",
+          ((_BLIND_GRAD, "grad = (p - (cols == target).to(tl.float32)) * scale", 1),),
+          "the one-hot subtracted as a float vector"),
+    Right("count_in_blocks",
+          (Kernel("ce_count_kernel", '''
+@triton.jit
+def ce_count_kernel(target_ptr, n_valid_ptr, M, ignore_index, BLOCK_M: tl.constexpr):
+    count = tl.zeros([BLOCK_M], dtype=tl.int32)
+    for start in range(0, M, BLOCK_M):
+        rows = start + tl.arange(0, BLOCK_M)
+        target = tl.load(target_ptr + rows, mask=rows < M, other=ignore_index)
+        count += tl.where((rows < M) & (target != ignore_index), 1, 0)
+    tl.store(n_valid_ptr, tl.sum(count, axis=0).to(tl.float32))
+'''),),
+          "the count in a loop of blocks, per-lane counters, the mask repeated in the where"),
+    Right("per_lane_running_sums",
+          ((('        m = -float("inf")\n        s = 0.0\n'),
+            '        m_v = tl.full([BLOCK_V], -float("inf"), dtype=tl.float32)\n'
+            '        s_v = tl.zeros([BLOCK_V], dtype=tl.float32)\n', 1),
+           ("            m_new = tl.maximum(m, tl.max(x, axis=0))\n"
+            "            # the terms so far were exp(x − m); exp(m − m_new) <= 1 moves them to exp(x − m_new).\n"
+            "            # (On the first block m = -inf: 0 · exp(-inf) = 0, and every block holds a real column.)\n"
+            "            " + _BLIND_S_UPDATE + "\n            m = m_new\n"
+            "        " + _BLIND_LSE,
+            "            m_new = tl.maximum(m_v, x)\n"
+            "            alive = m_new > -float(\"inf\")\n"
+            "            s_v = tl.where(alive, s_v * tl.exp(m_v - m_new) + tl.exp(x - m_new), 0.0)\n"
+            "            m_v = m_new\n"
+            "        m = tl.max(m_v, axis=0)\n"
+            "        s = tl.sum(s_v * tl.exp(m_v - m), axis=0)\n"
+            "        " + _BLIND_LSE, 1)),
+          "pass 1 with a running max and sum per lane, combined after the loop (lanes never reached guarded)"),
+    Right("target_logit_from_pass2",
+          (("        x_target = tl.load(x_row + target, mask=valid).to(tl.float32)\n"
+            "        tl.store(loss_rows_ptr + row, tl.where(valid, (lse - x_target) / n, 0.0))\n", "", 1),
+           ("        g_row = dlogits_ptr + base\n", "        g_row = dlogits_ptr + base\n        x_target = 0.0\n", 1),
+           ("            p = tl.exp(x - lse)\n",
+            "            p = tl.exp(x - lse)\n            x_target += tl.sum(tl.where(cols == target, x, 0.0), axis=0)\n", 1),
+           ('eviction_policy="evict_first")  # rounded once, to dlogits\' dtype',
+            'eviction_policy="evict_first")  # rounded once, to dlogits\' dtype\n'
+            "        tl.store(loss_rows_ptr + row, tl.where(valid, (lse - x_target) / n, 0.0))", 1)),
+          "the target's logit picked up during pass 2 by a where-sum, the loss stored after it"),
 ]

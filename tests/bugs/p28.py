@@ -1,7 +1,7 @@
 """Every known kernel of puzzle 28 (fused Linear + cross-entropy, chunked): the bugs
 tests/test_contract.py pins (PINNED) and the correct kernels it passes (PASSING), the mutants no
 check can catch (EQUIVALENT). What each list means: tests/bugs/__init__.py."""
-from bugs import Bug, Right
+from bugs import Bug, Kernel, Right
 from bugs.reasons import MASKED_OUT, PROMOTED
 
 EPILOGUE_MASK = '    z = tl.where(col_ok[None, :], acc, -float("inf"))\n'
@@ -163,3 +163,152 @@ EQUIVALENT = {
                                                     "converts it as the cast does (exactly, below 2**24 rows)",
     "precision.cast:chunk_ce_kernel:03b49769:0": PROMOTED,
 }
+
+# MEASURED and RIGHT: the first blind corpus, bugs and correct rewrites written from the solution, the
+# page and the notebook alone, by someone who had not read the hint code; scored untouched on the
+# checker it was written against before any hint was tuned to it (tests/bugs/measure.py).
+_BLIND_Z_MASKED = 'z = tl.where(col_ok[None, :], acc, -float("inf"))'
+_BLIND_TILE_SUM = "tl.store(tile_sum_ptr + part, tl.sum(tl.exp(shifted), axis=1), mask=row_ok)"
+_BLIND_HIT = "hit = cols[None, :] == target[:, None]"
+_BLIND_TARGET_SHARE = "tl.store(tile_target_ptr + part, tl.sum(tl.where(hit, acc, 0.0), axis=1), mask=row_ok)"
+_BLIND_Z_STORE = "tl.store(z_ptr + rows[:, None].to(tl.int64) * (tiles_n * BLOCK_N) + cols[None, :], shifted,"
+_BLIND_S_T = "s_t = tl.load(tile_sum_ptr + row * TILES + t, mask=t < TILES, other=0.0)"
+_BLIND_LSE = "lse = m_row + tl.log(tl.sum(s_t * tl.exp(m_t - m_row), axis=0))"
+_BLIND_SCALE = "scale = tl.where(valid, tl.load(dloss_ptr) / n, 0.0)"
+_BLIND_LOSS = "tl.store(loss_rows_ptr + row, tl.where(valid, (lse - z_target) / n, 0.0))"
+_BLIND_P = "p = tl.exp(stored + (m - lse)[:, None])"
+_BLIND_GRAD = "grad = tl.where(cols == target, p - 1.0, p) * scale"
+_BLIND_CE_LOOP = "for first in range(0, TILES, TILES_PER_STEP):"
+_BLIND_ACCUM = "    if ACCUMULATE:\n"
+
+MEASURED = [
+    Bug("phantom_columns_left_in", "step",
+        ((_BLIND_Z_MASKED, "z = acc", 1),),
+        "fill", "the last tile's columns past V keep the product's 0: phantom logits in the tile's max and sum",
+        accept=("mask",)),
+    Bug("tile_sum_pads_with_minus_inf", "step",
+        ((_BLIND_S_T, _BLIND_S_T.replace("other=0.0", 'other=-float("inf")'), 1),),
+        "fill", "the padded lanes of the tile sums load -inf (copied from the maxima): -inf · 0 is NaN"),
+    Bug("tile_sum_of_unshifted_logits", "step",
+        ((_BLIND_TILE_SUM, _BLIND_TILE_SUM.replace("tl.exp(shifted)", "tl.exp(z)"), 1),),
+        "formula", "the tile's sum taken of exp(z), not exp(z − m_t), while the combine assumes the shift"),
+    Bug("lse_ignores_tile_maxima", "step",
+        ((_BLIND_LSE, "lse = tl.log(tl.sum(s_t, axis=0))", 1),),
+        "formula", "lse = log Σ_t s_t: each tile's sum is relative to its own max, and the maxima are dropped"),
+    Bug("lse_combined_unshifted", "step",
+        ((_BLIND_LSE, "lse = tl.log(tl.sum(s_t * tl.exp(m_t), axis=0))", 1),),
+        "stability", "lse = log Σ_t s_t e^{m_t} without the row's max taken out: large logits overflow"),
+    Bug("max_not_added_back", "step",
+        ((_BLIND_P, "p = tl.exp(stored - lse)", 1),),
+        "formula", "the cross-entropy reads the stored z − m_t as z: m_t never added back"),
+    Bug("logits_stored_unshifted", "step",
+        ((_BLIND_Z_STORE, _BLIND_Z_STORE.replace("shifted,", "z,"), 1),),
+        "formula", "the epilogue stores z, not z − m_t, while the cross-entropy adds m_t back"),
+    Bug("target_hit_with_local_columns", "step",
+        ((_BLIND_HIT, "hit = tl.arange(0, BLOCK_N)[None, :] == target[:, None]", 1),),
+        "address", "the target compared with the tile's local column numbers: every tile finds a 'target'",
+        accept=("formula",)),
+    Bug("target_share_from_shifted", "step",
+        ((_BLIND_TARGET_SHARE, _BLIND_TARGET_SHARE.replace("tl.where(hit, acc, 0.0)", "tl.where(hit, shifted, 0.0)"), 1),),
+        "formula", "the target's share taken from z − m_t: the loss misses the tile's max"),
+    Bug("partials_rows_block_t_apart", "step",
+        (("row * TILES + t", "row * BLOCK_T + t", 4),),
+        "address", "the cross-entropy reads row r's partials at r * BLOCK_T instead of r * TILES"),
+    Bug("z_rows_v_apart", "step",
+        (("z_row = z_ptr + row.to(tl.int64) * (TILES * TILE_N)", "z_row = z_ptr + row.to(tl.int64) * V", 1),),
+        "address", "the cross-entropy takes z's rows V apart; they are TILES * TILE_N apart (whole tiles)"),
+    Bug("dw_share_stored_every_chunk", "step",
+        (("        acc += tl.load(c_ptrs, mask=mask)\n", "        acc = acc\n", 1),),
+        "accumulate", "dW's tile stored by every chunk instead of added to: only the last chunk's share is left"),
+    Bug("dw_added_from_the_first_chunk", "step",
+        ((_BLIND_ACCUM, "    if A_T:\n", 1),),
+        "accumulate", "dW added into from the first chunk on: dw is not zeroed (it starts as NaN)"),
+    Bug("ce_mask_le", "step",
+        (("ok = cols < V  # also false", "ok = cols <= V  # also false", 1),),
+        "mask", "the cross-entropy's mask cols <= V: column V (the next row's first when V fills its tiles) written"),
+    Bug("p_rounded_before_one_hot", "step",
+        ((_BLIND_P, "p = tl.exp(stored + (m - lse)[:, None]).to(z_ptr.dtype.element_ty)", 1),),
+        "precision", "p rounded to z's dtype before p − 1: a confident row's target gradient vanishes in bf16"),
+    Bug("descriptor_at_tile_numbers", "step",
+        (("x = x_desc.load([tile_m * BLOCK_M, start])", "x = x_desc.load([tile_m, start])", 1),),
+        "address", "x's descriptor loaded at the tile number, not the element coordinate tile_m * BLOCK_M"),
+    Bug("matmul_skips_partial_k_block", "step",
+        (("    for start in range(0, K, BLOCK_K):\n        if A_T:",
+          "    for start in range(0, (K // BLOCK_K) * BLOCK_K, BLOCK_K):\n        if A_T:", 1),),
+        "loop", "the product's K loop stops before the last partial block (V or C not a multiple of BLOCK_K)"),
+    Bug("transposed_block_at_untransposed_coords", "step",
+        (("a = a_desc.load([start, tile_m * BLOCK_M]).T", "a = a_desc.load([tile_m * BLOCK_M, start]).T", 1),),
+        "address", "gᵀ's block loaded at (m, k) coordinates: the stored tensor is [K, M]"),
+    Bug("loss_share_not_divided", "step",
+        ((_BLIND_LOSS, _BLIND_LOSS.replace("(lse - z_target) / n", "lse - z_target"), 1),),
+        "formula", "each row's loss share is lse − z_t, not divided by n"),
+    Bug("ignored_rows_get_a_gradient", "step",
+        ((_BLIND_SCALE, "scale = tl.load(dloss_ptr) / n", 1),),
+        "formula", "the gradient's scale not zeroed on ignored rows: their gradient rows are softmax · dloss / n",
+        accept=("mask",)),
+    Bug("ce_walks_one_tile_at_a_time", "step",
+        ((_BLIND_CE_LOOP, "for first in range(0, TILES):", 1),),
+        "loop", "the walk steps one tile but covers TILES_PER_STEP: tiles are turned into gradients twice, in place"),
+    Bug("group_column_by_group_m", "step",
+        (("    tile_n = (pid % per_group) // group_m\n", "    tile_n = (pid % per_group) // GROUP_M\n", 1),),
+        "address", "the column tile divided by GROUP_M: in the last, smaller group tiles are repeated and others skipped"),
+]
+
+RIGHT = [
+    Right("tile_sum_in_base_2",
+          ((_BLIND_TILE_SUM, "tl.store(tile_sum_ptr + part, tl.sum(tl.exp2(shifted * 1.4426950408889634), axis=1), mask=row_ok)", 1),),
+          "the tile's sum of exponentials with exp2 and log2(e) folded in"),
+    Right("p_as_two_factors",
+          ((_BLIND_P, "p = tl.exp(stored) * tl.exp(m - lse)[:, None]", 1),),
+          "p = exp(stored) · exp(m_t − lse), the tile's factor computed once per tile"),
+    Right("one_hot_as_float",
+          ((_BLIND_GRAD, "grad = (p - (cols == target).to(tl.float32)) * scale", 1),),
+          "the one-hot subtracted as a float"),
+    Right("accumulator_starts_from_dw",
+          (Kernel("chunk_matmul_kernel", '''
+@triton.jit
+def chunk_matmul_kernel(a_desc, b_desc, c_ptr, M, N, K, A_T: tl.constexpr, ACCUMULATE: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                        GROUP_M: tl.constexpr):
+    tile_m, tile_n = grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+    rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :]
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    if ACCUMULATE:
+        acc = tl.load(c_ptrs, mask=mask, other=0.0)
+    else:
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for start in range(0, K, BLOCK_K):
+        if A_T:
+            a = tl.trans(a_desc.load([start, tile_m * BLOCK_M]))
+        else:
+            a = a_desc.load([tile_m * BLOCK_M, start])
+        b = b_desc.load([start, tile_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptrs, acc, mask=mask)
+'''),),
+          "dW's accumulator starts from the tile dW holds (or zeros on the first chunk)"),
+    Right("row_major_tile_order",
+          (Kernel("grouped_tile", '''
+@triton.jit
+def grouped_tile(pid, tiles_m, tiles_n, GROUP_M: tl.constexpr):
+    return pid // tiles_n, pid % tiles_n
+'''),),
+          "plain row-major tile order instead of groups (slower in L2, the same numbers)"),
+    Right("lse_online_over_tiles",
+          ((_BLIND_LSE, "m_run = -float(\"inf\")\n"
+                 "    s_run = 0.0\n"
+                 "    for tt in range(0, TILES):\n"
+                 "        m_one = tl.load(tile_max_ptr + row * TILES + tt)\n"
+                 "        s_one = tl.load(tile_sum_ptr + row * TILES + tt)\n"
+                 "        m_next = tl.maximum(m_run, m_one)\n"
+                 "        s_run = s_run * tl.exp(m_run - m_next) + s_one * tl.exp(m_one - m_next)\n"
+                 "        m_run = m_next\n"
+                 "    lse = m_run + tl.log(s_run)", 1),),
+          "lse combined tile by tile with a scalar running max, as puzzle 27's pass 1"),
+    Right("two_masks_in_the_walk",
+          (("ok = cols < V  # also false in every tile past the last",
+            "ok = (tiles[:, None] < TILES) & (cols < V)", 1),),
+          "the cross-entropy's mask written as tile-in-range and column-in-range"),
+]

@@ -3,7 +3,7 @@
 SAME_BUG). What each list means: tests/bugs/__init__.py."""
 from pathlib import Path
 
-from bugs import Bug, Right
+from bugs import Bug, Kernel, Right
 from bugs.reasons import ZERO_PARTNER
 
 P = "        p = tl.exp2(s - m_new[:, None])\n"
@@ -131,3 +131,161 @@ SAME_BUG = {
     "fill.where:attn_fwd_kernel:ded71b7b:0": ("mask", "tl.where(visible, s, 0.0) leaves the padded keys in the "
                                                       "softmax with score 0: the key mask does not switch them off"),
 }
+
+# MEASURED and RIGHT: the first blind corpus, bugs and correct rewrites written from the solution, the
+# page and the notebook alone, by someone who had not read the hint code; scored untouched on the
+# checker it was written against before any hint was tuned to it (tests/bugs/measure.py).
+_BLIND_ACC = "acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)"
+_BLIND_L_UPD = "l = l * alpha + tl.sum(p, axis=1)"
+_BLIND_M_SET = "        m = m_new\n"
+_BLIND_QK_SCALE = "qk_scale = scale * 1.4426950408889634"
+_BLIND_LSE_STORE = "tl.store(lse_ptr + head * L + rows, (m + tl.log2(l)) * 0.6931471805599453, mask=rows < L)"
+_BLIND_CAUSAL_CMP = "visible = visible & (cols[None, :] <= rows[:, None])"
+_BLIND_WHERE = 's = tl.where(visible, s, float("-inf"))'
+_BLIND_MASKS = ('        visible = cols[None, :] < S\n'
+         '        if CAUSAL:\n'
+         '            visible = visible & (cols[None, :] <= rows[:, None])\n'
+         '        s = tl.where(visible, s, float("-inf"))\n')
+_BLIND_CAUSAL_BOUNDS = ("        whole = tl.minimum(S, first + 1)\n"
+                 "        end = tl.minimum(S, first + BLOCK_Q)\n")
+_BLIND_M_INIT = 'm = tl.full([BLOCK_Q], float("-inf"), dtype=tl.float32)'
+_BLIND_M_NEW = "m_new = tl.maximum(m, tl.max(s, axis=1))"
+
+MEASURED = [
+    Bug("output_not_rescaled", "forward",
+        ((_BLIND_ACC, "acc = acc + tl.dot(p.to(v.dtype), v)", 2),),
+        "accumulate", "the running output not rescaled by alpha when the max grows"),
+    Bug("sum_not_rescaled", "forward",
+        ((_BLIND_L_UPD, "l = l + tl.sum(p, axis=1)", 2),),
+        "accumulate", "the running sum l not rescaled by alpha when the max grows"),
+    Bug("running_max_not_updated", "forward",
+        ((_BLIND_M_SET, "", 2),),
+        "accumulate", "m = m_new forgotten: every block rescales the past by exp2(-inf) = 0, lse is -inf"),
+    Bug("output_overwritten_per_block", "forward",
+        ((_BLIND_ACC, "acc = tl.dot(p.to(v.dtype), v)", 2),),
+        "accumulate", "acc overwritten by each key block's product: only the last block's values count"),
+    Bug("scale_forgotten", "forward",
+        ((_BLIND_QK_SCALE, "qk_scale = 1.4426950408889634", 1),),
+        "formula", "the scores not multiplied by scale = 1/sqrt(D)"),
+    Bug("exp_of_base2_scores", "forward",
+        (("tl.exp2(", "tl.exp(", 4),),
+        "formula", "tl.exp of scores already in base 2: a softmax 1.44 times too sharp"),
+    Bug("lse_in_the_wrong_base", "forward",
+        ((_BLIND_LSE_STORE, _BLIND_LSE_STORE.replace("(m + tl.log2(l)) * 0.6931471805599453", "m + tl.log(l)"), 1),),
+        "formula", "lse = m + ln l with m in base-2 units: the base-2 max not brought back to the natural log"),
+    Bug("lse_without_the_max", "forward",
+        ((_BLIND_LSE_STORE, _BLIND_LSE_STORE.replace("(m + tl.log2(l))", "tl.log2(l)"), 1),),
+        "formula", "lse = log l: the running max left out"),
+    Bug("output_not_normalised", "forward",
+        (("o = acc / l[:, None]", "o = acc", 1),),
+        "formula", "o = acc: the output never divided by the softmax's sum l"),
+    Bug("causal_strict_less", "forward",
+        ((_BLIND_CAUSAL_CMP, _BLIND_CAUSAL_CMP.replace("<=", "<"), 1),),
+        "mask", "causal mask j < i: a query does not see itself, row 0 sees nothing (0/0)"),
+    Bug("causal_loop_stops_before_diagonal", "forward",
+        ((_BLIND_CAUSAL_BOUNDS, _BLIND_CAUSAL_BOUNDS.replace("end = tl.minimum(S, first + BLOCK_Q)", "end = tl.minimum(S, first)"), 1),),
+        "loop", "the causal walk ends at the block's first query: the diagonal block is never visited"),
+    Bug("unmasked_stage_runs_past_diagonal", "forward",
+        ((_BLIND_CAUSAL_BOUNDS, _BLIND_CAUSAL_BOUNDS.replace("whole = tl.minimum(S, first + 1)", "whole = tl.minimum(S, first + BLOCK_Q)"), 1),),
+        "loop", "the unmasked stage runs to the last query's diagonal: the diagonal blocks go unmasked",
+        accept=("mask",)),
+    Bug("padded_keys_left_in", "forward",
+        ((_BLIND_MASKS, '        if CAUSAL:\n'
+                 '            s = tl.where(cols[None, :] <= rows[:, None], s, float("-inf"))\n', 1),),
+        "mask", "only the causal mask applied: keys past S score 0 and join the softmax"),
+    Bug("masked_scores_set_to_zero", "forward",
+        ((_BLIND_WHERE, 's = tl.where(visible, s, 0.0)', 1),),
+        "fill", "masked scores set to 0 instead of -inf: each adds exp2(0 − m) to the sum"),
+    Bug("kv_heads_l_apart", "forward",
+        (("    k_head = k_ptr + head * S * D\n    v_head = v_ptr + head * S * D\n",
+          "    k_head = k_ptr + head * L * D\n    v_head = v_ptr + head * L * D\n", 1),),
+        "address", "k and v's heads taken L·D apart (q's stride): wrong when S ≠ L"),
+    Bug("kv_rows_block_d_apart", "forward",
+        (("cols[:, None] * D", "cols[:, None] * BLOCK_D", 4),),
+        "address", "k and v's rows taken BLOCK_D apart instead of D (wrong when D is no power of two or < 16)"),
+    Bug("program_axes_swapped", "forward",
+        (("    head = tl.program_id(1)\n    first = tl.program_id(0) * BLOCK_Q\n",
+          "    head = tl.program_id(0)\n    first = tl.program_id(1) * BLOCK_Q\n", 1),),
+        "address", "the head read from program axis 0 and the query block from axis 1"),
+    Bug("scale_of_the_documented_d", "forward",
+        ((_BLIND_QK_SCALE, "qk_scale = 0.25 * 1.4426950408889634", 1),),
+        "hardcoded", "scale written as 0.25, 1/sqrt(16) of the documented D = 16, instead of the argument"),
+    Bug("running_max_starts_at_zero", "forward",
+        ((_BLIND_M_INIT, "m = tl.zeros([BLOCK_Q], dtype=tl.float32)", 1),),
+        "fill", "the running max starts at 0, not -inf: rows whose scores are all far below 0 underflow l to 0",
+        accept=("stability",)),
+    Bug("no_running_max", "forward",
+        ((_BLIND_M_INIT, "m = tl.zeros([BLOCK_Q], dtype=tl.float32)", 1), (_BLIND_M_NEW, "m_new = m", 2)),
+        "stability", "the scores exponentiated unshifted (no running max): large scores overflow exp2"),
+    Bug("causal_skip_ignores_s", "forward",
+        ((_BLIND_CAUSAL_BOUNDS, _BLIND_CAUSAL_BOUNDS.replace("whole = tl.minimum(S, first + 1)", "whole = first + 1"), 1),),
+        "loop", "the unmasked stage's end not clipped to S: with S < L it loads keys past S, unmasked",
+        accept=("mask",)),
+    Bug("lse_heads_d_apart", "forward",
+        ((_BLIND_LSE_STORE, _BLIND_LSE_STORE.replace("lse_ptr + head * L + rows", "lse_ptr + head * L * D + rows"), 1),),
+        "address", "lse's head offset head · L · D, as if lse had o's layout"),
+    Bug("masked_stage_restarts_at_zero", "forward",
+        (("for start in range(whole, end, BLOCK_K):", "for start in range(0, end, BLOCK_K):", 1),),
+        "loop", "the masked stage starts at key 0: the blocks of the unmasked stage are counted twice"),
+    Bug("running_output_in_input_dtype", "forward",
+        (("acc = tl.zeros([BLOCK_Q, BLOCK_D], dtype=tl.float32)", "acc = tl.zeros([BLOCK_Q, BLOCK_D], dtype=q_ptr.dtype.element_ty)", 1),
+         (_BLIND_ACC, "acc = (acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)).to(q_ptr.dtype.element_ty)", 2)),
+        "precision", "the running output kept in the inputs' dtype (bf16): rounded at every key block"),
+]
+
+_BLIND_ONE_LOOP = '''
+@triton.jit
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, L, S, scale, D: tl.constexpr,
+                    BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr, CAUSAL: tl.constexpr):
+    head = tl.program_id(1)
+    first = tl.program_id(0) * BLOCK_Q
+    rows = first + tl.arange(0, BLOCK_Q)
+    dims = tl.arange(0, BLOCK_D)
+    q = tl.load(q_ptr + head * L * D + rows[:, None] * D + dims[None, :],
+                mask=(rows[:, None] < L) & (dims[None, :] < D), other=0.0)
+    m = tl.full([BLOCK_Q], -1.0e30, dtype=tl.float32)
+    l = tl.zeros([BLOCK_Q], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_Q, BLOCK_D], dtype=tl.float32)
+    for start in range(0, S, BLOCK_K):
+        cols = start + tl.arange(0, BLOCK_K)
+        kv_mask = (cols[:, None] < S) & (dims[None, :] < D)
+        k = tl.load(k_ptr + head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
+        v = tl.load(v_ptr + head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
+        s = tl.dot(q, tl.trans(k)) * scale
+        visible = cols[None, :] < S
+        if CAUSAL:
+            visible = visible & (rows[:, None] - cols[None, :] >= 0)
+        s = tl.where(visible, s, -1.0e30)
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        p = tl.where(visible, tl.exp(s - m_new[:, None]), 0.0)
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(o_ptr + head * L * D + rows[:, None] * D + dims[None, :], o,
+             mask=(rows[:, None] < L) & (dims[None, :] < D))
+    tl.store(lse_ptr + head * L + rows, m + tl.log(l), mask=rows < L)
+'''
+
+RIGHT = [
+    Right("natural_exp",
+          ((_BLIND_QK_SCALE, "qk_scale = scale", 1), ("tl.exp2(", "tl.exp(", 4),
+           (_BLIND_LSE_STORE, _BLIND_LSE_STORE.replace("(m + tl.log2(l)) * 0.6931471805599453", "m + tl.log(l)"), 1)),
+          "the natural exponential throughout, lse = m + ln l"),
+    Right("one_masked_loop_no_skip",
+          (Kernel("attn_fwd_kernel", _BLIND_ONE_LOOP),),
+          "one loop over every key block, always masked, a finite -1e30 sentinel, the causal mask as i − j >= 0"),
+    Right("causal_mask_as_difference",
+          ((_BLIND_CAUSAL_CMP, "visible = visible & (rows[:, None] - cols[None, :] >= 0)", 1),),
+          "the causal comparison written i − j >= 0"),
+    Right("finite_sentinel_max",
+          ((_BLIND_M_INIT, "m = tl.full([BLOCK_Q], -1.0e30, dtype=tl.float32)", 1),),
+          "the running max starts at -1e30 instead of -inf"),
+    Right("normalise_with_reciprocal",
+          (("o = acc / l[:, None]", "o = acc * (1.0 / l)[:, None]", 1),),
+          "o = acc times 1/l"),
+    Right("causal_walk_to_s",
+          ((_BLIND_CAUSAL_BOUNDS, "        whole = tl.minimum(S, first + 1)\n", 1),),
+          "the causal walk goes on to S (no early stop): blocks past the diagonal are masked whole, alpha = 1, p = 0"),
+]

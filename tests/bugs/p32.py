@@ -3,7 +3,7 @@
 What each list means: tests/bugs/__init__.py."""
 from pathlib import Path
 
-from bugs import Bug, Right
+from bugs import Bug, Kernel, Right
 from bugs.reasons import ZERO_PARTNER
 
 DKDV_MASK = "    if MASK:  # a block across the diagonal: query i sees key j only if j <= i\n"\
@@ -148,3 +148,214 @@ EQUIVALENT = {
                                                       "one past a multiple of BLOCK_Q: cdiv(first + BLOCK_K, BLOCK_Q) "
                                                       "equals cdiv(first + BLOCK_K - 1, BLOCK_Q)",
 }
+
+# MEASURED and RIGHT: the first blind corpus, bugs and correct rewrites written from the solution, the
+# page and the notebook alone, by someone who had not read the hint code; scored untouched on the
+# checker it was written against before any hint was tuned to it (tests/bugs/measure.py).
+_BLIND_DS_T = "ds_t = p_t * (dp_t - delta[None, :])"
+_BLIND_DS = "ds = p * (tl.dot(do, tl.trans(v)) - delta[:, None])"
+_BLIND_DELTA_STORE = "tl.store(delta_ptr + head * L + rows, tl.sum(o * do, axis=1), mask=rows < L)"
+_BLIND_LSE_KV = "lse = tl.load(lse_head + rows, mask=rows < L, other=0.0) * 1.4426950408889634"
+_BLIND_CAUSAL_KV = "p_t = tl.where(cols[:, None] <= rows[None, :], p_t, 0.0)"
+_BLIND_DK_SCALE = "    dk *= scale  # dS is the gradient"
+_BLIND_DQ_BOUNDS = ("        whole = (tl.minimum(S, first + 1) // BLOCK_K) * BLOCK_K\n"
+             "        end = tl.minimum(S, first + BLOCK_Q)\n")
+_BLIND_STEP_Q_MASK = ("    q_mask = (rows[:, None] < L) & (dims[None, :] < D)\n"
+               "    q = tl.load(q_head")
+_BLIND_P_DQ = "p = tl.exp2(tl.dot(q, tl.trans(k)) * qk_scale - lse[:, None])"
+
+_BLIND_PLAIN_DQ_STEP = '''
+@triton.jit
+def dkdv_step(dk, dv, k, v, q_head, do_head, lse_head, delta_head, start, cols, dims, L, qk_scale,
+              D: tl.constexpr, BLOCK_Q: tl.constexpr, MASK: tl.constexpr, dq_head, scale):
+    rows = start + tl.arange(0, BLOCK_Q)
+    q_mask = (rows[:, None] < L) & (dims[None, :] < D)
+    q = tl.load(q_head + rows[:, None] * D + dims[None, :], mask=q_mask, other=0.0)
+    do = tl.load(do_head + rows[:, None] * D + dims[None, :], mask=q_mask, other=0.0)
+    lse = tl.load(lse_head + rows, mask=rows < L, other=0.0) * 1.4426950408889634
+    delta = tl.load(delta_head + rows, mask=rows < L, other=0.0)
+    p_t = tl.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])
+    if MASK:
+        p_t = tl.where(cols[:, None] <= rows[None, :], p_t, 0.0)
+    dv += tl.dot(p_t.to(do.dtype), do)
+    dp_t = tl.dot(v, tl.trans(do))
+    ds_t = p_t * (dp_t - delta[None, :])
+    dk += tl.dot(ds_t.to(q.dtype), q)
+    # dQ's share of this key block: dS K, summed into dq here
+    dq_share = tl.dot(tl.trans(ds_t).to(k.dtype), k) * scale
+    dq_ptrs = dq_head + rows[:, None] * D + dims[None, :]
+    ADD_LINE
+    return dk, dv
+'''
+
+_BLIND_DKDV_WITH_DQ = '''
+@triton.jit
+def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, L, S, scale,
+                         D: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr,
+                         CAUSAL: tl.constexpr):
+    head = tl.program_id(1)
+    first = tl.program_id(0) * BLOCK_K
+    cols = first + tl.arange(0, BLOCK_K)
+    dims = tl.arange(0, BLOCK_D)
+    kv_mask = (cols[:, None] < S) & (dims[None, :] < D)
+    k = tl.load(k_ptr + head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
+    v = tl.load(v_ptr + head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
+    q_head = q_ptr + head * L * D
+    do_head = do_ptr + head * L * D
+    lse_head = lse_ptr + head * L
+    delta_head = delta_ptr + head * L
+    dq_head = dq_ptr + head * L * D
+    qk_scale = scale * 1.4426950408889634
+    dk = tl.zeros([BLOCK_K, BLOCK_D], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_K, BLOCK_D], dtype=tl.float32)
+    after = 0
+    if CAUSAL:
+        after = tl.minimum(L, tl.cdiv(first + BLOCK_K - 1, BLOCK_Q) * BLOCK_Q)
+        for start in range((first // BLOCK_Q) * BLOCK_Q, after, BLOCK_Q):
+            dk, dv = dkdv_step(dk, dv, k, v, q_head, do_head, lse_head, delta_head, start, cols, dims, L,
+                               qk_scale, D, BLOCK_Q, True, dq_head, scale)
+    for start in range(after, L, BLOCK_Q):
+        dk, dv = dkdv_step(dk, dv, k, v, q_head, do_head, lse_head, delta_head, start, cols, dims, L,
+                           qk_scale, D, BLOCK_Q, False, dq_head, scale)
+    dk *= scale
+    tl.store(dk_ptr + head * S * D + cols[:, None] * D + dims[None, :], dk, mask=kv_mask)
+    tl.store(dv_ptr + head * S * D + cols[:, None] * D + dims[None, :], dv, mask=kv_mask)
+'''
+
+_BLIND_EMPTY_DQ = '''
+@triton.jit
+def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, L, S, scale,
+                       D: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr,
+                       CAUSAL: tl.constexpr):
+    pass
+'''
+
+_BLIND_PLAIN_ADD = ("tl.store(dq_ptrs, tl.load(dq_ptrs, mask=q_mask, other=0.0) + dq_share, mask=q_mask)")
+_BLIND_ATOMIC_ADD = "tl.atomic_add(dq_ptrs, dq_share, mask=q_mask)"
+
+MEASURED = [
+    Bug("ds_without_delta", "backward",
+        ((_BLIND_DS_T, "ds_t = p_t * dp_t", 1), (_BLIND_DS, "ds = p * tl.dot(do, tl.trans(v))", 1)),
+        "formula", "dS = P ∘ dP: the softmax backward's Δ term dropped"),
+    Bug("delta_from_do_squared", "backward",
+        ((_BLIND_DELTA_STORE, _BLIND_DELTA_STORE.replace("o * do", "do * do"), 1),),
+        "formula", "Δ = rowsum(dO ∘ dO) instead of rowsum(dO ∘ O)"),
+    Bug("delta_summed_over_rows", "backward",
+        ((_BLIND_DELTA_STORE, _BLIND_DELTA_STORE.replace("axis=1", "axis=0"), 1),),
+        "address", "Δ summed over the wrong axis (the rows instead of the head's dimensions)",
+        accept=("formula",)),
+    Bug("dk_without_scale", "backward",
+        ((_BLIND_DK_SCALE, "    # dS is the gradient", 1),),
+        "formula", "dK not multiplied by scale at the end"),
+    Bug("dv_scaled_too", "backward",
+        ((_BLIND_DK_SCALE, "    dv *= scale\n" + _BLIND_DK_SCALE, 1),),
+        "formula", "dV multiplied by scale as well: V is not inside the scaled product"),
+    Bug("lse_left_in_natural_log", "backward",
+        ((_BLIND_LSE_KV, "lse = tl.load(lse_head + rows, mask=rows < L, other=0.0)", 1),),
+        "formula", "the dK/dV walk subtracts the natural-log lse from base-2 scores"),
+    Bug("causal_strict_less", "backward",
+        ((_BLIND_CAUSAL_KV, _BLIND_CAUSAL_KV.replace("<=", "<"), 1),),
+        "mask", "the dK/dV walk's causal mask j < i: the diagonal's weights dropped"),
+    Bug("causal_mask_transposed", "backward",
+        ((_BLIND_CAUSAL_KV, "p_t = tl.where(rows[None, :] <= cols[:, None], p_t, 0.0)", 1),),
+        "mask", "the dK/dV walk keeps i <= j, the upper triangle: the mask turned around",
+        accept=("formula",)),
+    Bug("diagonal_blocks_unmasked", "backward",
+        (("qk_scale, D, BLOCK_Q, True)", "qk_scale, D, BLOCK_Q, False)", 1),),
+        "mask", "the dK/dV walk's diagonal blocks called without the mask: future queries' weights added"),
+    Bug("dq_walk_stops_before_diagonal", "backward",
+        ((_BLIND_DQ_BOUNDS, _BLIND_DQ_BOUNDS.replace("end = tl.minimum(S, first + BLOCK_Q)", "end = tl.minimum(S, first)"), 1),),
+        "loop", "the dQ walk ends at the block's first query: the diagonal block's keys never reach dQ"),
+    Bug("dq_unmasked_past_diagonal", "backward",
+        ((_BLIND_DQ_BOUNDS, _BLIND_DQ_BOUNDS.replace("whole = (tl.minimum(S, first + 1) // BLOCK_K) * BLOCK_K",
+                                       "whole = tl.minimum(S, first + BLOCK_Q)"), 1),),
+        "loop", "the dQ walk's unmasked stage runs through the diagonal", accept=("mask",)),
+    Bug("kv_heads_l_apart", "backward",
+        (("k = tl.load(k_ptr + head * S * D", "k = tl.load(k_ptr + head * L * D", 1),
+         ("v = tl.load(v_ptr + head * S * D", "v = tl.load(v_ptr + head * L * D", 1)),
+        "address", "the dK/dV program reads k and v's heads L·D apart (q's stride): wrong when S ≠ L"),
+    Bug("delta_heads_d_apart", "backward",
+        (("delta_head = delta_ptr + head * L\n", "delta_head = delta_ptr + head * L * D\n", 1),),
+        "address", "the dK/dV walk reads Δ at head · L · D, as if Δ had o's layout"),
+    Bug("dp_from_k", "backward",
+        (("dp_t = tl.dot(v, tl.trans(do))", "dp_t = tl.dot(k, tl.trans(do))", 1),),
+        "formula", "dPᵀ = K dOᵀ: K used where V belongs"),
+    Bug("dv_overwritten_per_block", "backward",
+        (("dv += tl.dot(p_t.to(do.dtype), do)", "dv = tl.dot(p_t.to(do.dtype), do)", 1),),
+        "accumulate", "dV overwritten by each query block's share: only the last block counts"),
+    Bug("delta_in_input_dtype", "backward",
+        (("    o = tl.load(o_ptr + offsets, mask=mask, other=0.0).to(tl.float32)\n"
+          "    do = tl.load(do_ptr + offsets, mask=mask, other=0.0).to(tl.float32)\n",
+          "    o = tl.load(o_ptr + offsets, mask=mask, other=0.0)\n"
+          "    do = tl.load(do_ptr + offsets, mask=mask, other=0.0)\n", 1),),
+        "precision", "Δ's products and sum taken in the inputs' dtype (bf16): no .to(tl.float32)"),
+    Bug("p_from_a_fresh_softmax", "backward",
+        ((_BLIND_P_DQ, "s = tl.dot(q, tl.trans(k)) * qk_scale\n"
+                "    p = tl.exp2(s - tl.max(s, axis=1)[:, None])\n"
+                "    p = p / tl.sum(p, axis=1)[:, None]", 1),),
+        "formula", "the dQ walk rebuilds P as a softmax of the key block alone instead of exp(s − lse)"),
+    Bug("padded_lse_minus_inf", "backward",
+        ((_BLIND_LSE_KV, _BLIND_LSE_KV.replace("other=0.0", 'other=-float("inf")'), 1),),
+        "fill", "padded query rows load lse = -inf: their P is inf, and inf · 0 puts NaN into dV and dK"),
+    Bug("step_rows_unmasked", "backward",
+        ((_BLIND_STEP_Q_MASK, _BLIND_STEP_Q_MASK.replace("(rows[:, None] < L) & (dims[None, :] < D)", "dims[None, :] < D"), 1),),
+        "mask", "the dK/dV walk loads q and dO rows past L: the next head's rows join dV and dK"),
+    Bug("dk_scale_of_the_documented_d", "backward",
+        ((_BLIND_DK_SCALE, "    dk *= 0.25  # dS is the gradient", 1),),
+        "hardcoded", "dK scaled by 0.25, 1/sqrt(16) of the documented D = 16, instead of scale"),
+    Bug("dkdv_walk_steps_block_k", "backward",
+        (("    for start in range(after, L, BLOCK_Q):", "    for start in range(after, L, BLOCK_K):", 1),),
+        "loop", "the dK/dV walk over query blocks steps BLOCK_K: query blocks skipped or counted twice when the tiles differ"),
+    Bug("dq_summed_without_atomics", "backward",
+        (Kernel("dkdv_step", _BLIND_PLAIN_DQ_STEP.replace("ADD_LINE", _BLIND_PLAIN_ADD)),
+         Kernel("attn_bwd_dkdv_kernel", _BLIND_DKDV_WITH_DQ), Kernel("attn_bwd_dq_kernel", _BLIND_EMPTY_DQ)),
+        "atomic", "dQ summed in the dK/dV walk with a plain load, add and store: key blocks race on each row",
+        accept=("determinism",)),
+]
+
+RIGHT = [
+    Right("dq_by_atomics",
+          (Kernel("dkdv_step", _BLIND_PLAIN_DQ_STEP.replace("ADD_LINE", _BLIND_ATOMIC_ADD)),
+           Kernel("attn_bwd_dkdv_kernel", _BLIND_DKDV_WITH_DQ), Kernel("attn_bwd_dq_kernel", _BLIND_EMPTY_DQ)),
+          "dQ summed in the dK/dV walk with tl.atomic_add, the dQ kernel empty"),
+    Right("natural_exp",
+          ((_BLIND_LSE_KV, "lse = tl.load(lse_head + rows, mask=rows < L, other=0.0)", 1),
+           ("p_t = tl.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])",
+            "p_t = tl.exp(tl.dot(k, tl.trans(q)) * (qk_scale * 0.6931471805599453) - lse[None, :])", 1),
+           ("lse = tl.load(lse_ptr + head * L + rows, mask=rows < L, other=0.0) * 1.4426950408889634",
+            "lse = tl.load(lse_ptr + head * L + rows, mask=rows < L, other=0.0)", 1),
+           (_BLIND_P_DQ, "p = tl.exp(tl.dot(q, tl.trans(k)) * (qk_scale * 0.6931471805599453) - lse[:, None])", 1)),
+          "P = exp(scale · q kᵀ − lse) in the natural log, in both walks"),
+    Right("scale_inside_the_step",
+          ((_BLIND_DS_T, _BLIND_DS_T + " * (qk_scale * 0.6931471805599453)", 1),
+           (_BLIND_DK_SCALE, "    # dS is the gradient", 1)),
+          "dK's scale applied to dSᵀ in each step instead of once at the end"),
+    Right("causal_walk_from_zero_all_masked",
+          (("        for start in range((first // BLOCK_Q) * BLOCK_Q, after, BLOCK_Q):",
+            "        for start in range(0, after, BLOCK_Q):", 1),),
+          "the causal dK/dV walk starts at query block 0 (masked): the early blocks add P = 0"),
+    Right("dkdv_untransposed",
+          (Kernel("dkdv_step", '''
+@triton.jit
+def dkdv_step(dk, dv, k, v, q_head, do_head, lse_head, delta_head, start, cols, dims, L, qk_scale,
+              D: tl.constexpr, BLOCK_Q: tl.constexpr, MASK: tl.constexpr):
+    rows = start + tl.arange(0, BLOCK_Q)
+    q_mask = (rows[:, None] < L) & (dims[None, :] < D)
+    q = tl.load(q_head + rows[:, None] * D + dims[None, :], mask=q_mask, other=0.0)
+    do = tl.load(do_head + rows[:, None] * D + dims[None, :], mask=q_mask, other=0.0)
+    lse = tl.load(lse_head + rows, mask=rows < L, other=float("inf"))
+    delta = tl.load(delta_head + rows, mask=rows < L, other=0.0)
+    p = tl.exp2(tl.dot(q, tl.trans(k)) * qk_scale - lse[:, None] * 1.4426950408889634)
+    if MASK:
+        p = tl.where(cols[None, :] <= rows[:, None], p, 0.0)
+    dv += tl.dot(tl.trans(p.to(do.dtype)), do)
+    ds = p * (tl.dot(do, tl.trans(v)) - delta[:, None])
+    dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
+    return dk, dv
+'''),),
+          "the dK/dV step in [BLOCK_Q, BLOCK_K] tiles, transposed at the dots; padded rows load lse = +inf (P = 0)"),
+    Right("dq_keys_walked_backwards",
+          (("    for start in range(0, whole, BLOCK_K):\n        dq = dq_step(",
+            "    for back in range(0, tl.cdiv(whole, BLOCK_K)):\n        start = (tl.cdiv(whole, BLOCK_K) - 1 - back) * BLOCK_K\n        dq = dq_step(", 1),),
+          "the dQ walk's unmasked key blocks taken last first"),
+]
