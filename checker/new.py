@@ -18,7 +18,7 @@ from checker.puzzle.model import REPO_ROOT
 from checker.stubs import NOTEBOOK_METADATA
 
 SPEC = '''"""Puzzle {n}: {title}."""
-from checker.puzzle.declare import case, part, puzzle, randn
+from checker.puzzle import case, part, puzzle, randn
 
 PUZZLE = puzzle(
     {n}, "{slug}", "{title}",

@@ -62,7 +62,7 @@ def test_scratch_is_poisoned_in_a_check_and_plain_while_timed(monkeypatch):
     import torch
 
     from checker import case as runcase
-    from checker.puzzle.declare import scratch, timing
+    from checker.puzzle import scratch, timing
     filled = []
     monkeypatch.setattr(runcase, "poison", lambda t: filled.append(t.shape))
     like = torch.zeros(4)

@@ -1,6 +1,5 @@
 """Puzzle 6: SiLU forward and backward. y = x·s, dx = dy·s·(1 + x(1 − s)), s = sigmoid(x) recomputed."""
-from checker.puzzle.declare import case, part, puzzle, randn, uniform, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, part, puzzle, randn, uniform, variant
 
 
 def cdiv(a: int, b: int) -> int:

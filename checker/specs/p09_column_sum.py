@@ -1,7 +1,6 @@
 """Puzzle 9: the sum of each column of x [M, N], over a grid of row blocks × column blocks: every row
 block's program adds its partial column sums into the result with tl.atomic_add (the dβ / db pattern)."""
-from checker.puzzle.declare import case, custom, out, part, puzzle, randn
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, custom, out, part, puzzle, randn
 
 
 def cdiv(a: int, b: int) -> int:

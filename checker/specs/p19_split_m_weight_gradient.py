@@ -1,6 +1,5 @@
 """Puzzle 19: Split-M weight gradient, dW = X^T dY: a tl.dot per row block, added into dW with atomics."""
-from checker.puzzle.declare import case, custom, full, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, custom, full, out, part, puzzle, randn, variant
 
 
 def row_block_shares(x, dy, BLOCK_M):  # eq-p19-split: one share of dW per row block

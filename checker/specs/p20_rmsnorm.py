@@ -1,6 +1,5 @@
 """Puzzle 20: RMSNorm forward and backward: a row reduction, dx's cross term, dgamma by atomics."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, custom, full, next_pow2, out, part, puzzle, randn, variant
 
 
 def closed(output=None, *, over_block=False, eps_outside=False, diagonal=False):

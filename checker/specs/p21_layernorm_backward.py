@@ -1,6 +1,5 @@
 """Puzzle 21: LayerNorm backward: dx with chapter 5's cross terms, dgamma and dbeta summed by atomics."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, custom, full, next_pow2, out, part, puzzle, randn, variant
 from checker.specs.p20_rmsnorm import identical_rows
 
 

@@ -1,5 +1,5 @@
 """Puzzle 23: a LayerNorm backward with reproducible parameter gradients (partial buffers, no atomics)."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn
+from checker.puzzle import case, custom, full, next_pow2, out, part, puzzle, randn
 
 EPS = 1e-5
 

@@ -1,5 +1,5 @@
 """Puzzle 24: lock-grouped accumulation of dgamma and dbeta (spin locks, a count, G partial rows)."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, scratch, shared
+from checker.puzzle import case, custom, full, next_pow2, out, part, puzzle, randn, scratch, shared
 from checker.specs.p23_deterministic_layernorm_backward import centring_cost
 
 EPS = 1e-5

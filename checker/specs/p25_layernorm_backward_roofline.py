@@ -1,7 +1,7 @@
 """Puzzle 25: the LayerNorm backward at the memory roofline (persistent grid, partial rows, --bench)."""
 from typing import NamedTuple
 
-from checker.puzzle.declare import bench, case, out, part, puzzle, randn, scratch, sm_count
+from checker.puzzle import bench, case, out, part, puzzle, randn, scratch, sm_count
 from checker.specs.p23_deterministic_layernorm_backward import centring_cost
 
 EPS = 1e-5

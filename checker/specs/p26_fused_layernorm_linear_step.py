@@ -1,7 +1,6 @@
 """Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
-from checker.puzzle.declare import (CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, scratch,
-                             sm_count, variant)
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, full, next_pow2, out, part, puzzle,
+                            randn, scratch, sm_count, variant)
 
 EPS = 1e-5
 # the GPU benchmark's tiles: 128 x 256 x 64, 8 warps, 3 stages, 8 row tiles per group (a sweep on an

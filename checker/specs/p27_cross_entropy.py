@@ -1,8 +1,7 @@
 """Puzzle 27: softmax cross-entropy, forward and backward in one kernel: an online logsumexp over
 vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
-from checker.puzzle.declare import (TOLERANCES, bench, case, custom, next_pow2, out, part, puzzle, randint, randn,
-                             scratch, sm_count, variant)
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, puzzle, randint,
+                            randn, scratch, sm_count, variant)
 
 IGNORE = -100
 # the GPU's block: 16384 columns (32 KiB of a bf16 row) per step, 16 warps (a sweep on an H100 at

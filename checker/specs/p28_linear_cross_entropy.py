@@ -1,9 +1,8 @@
 """Puzzle 28: Linear + cross-entropy fused and chunked: the [N, V] logits never exist, only a chunk of
 rows at a time, in x's dtype and shifted by their column tile's max; the softmax's statistics from the
 logits product's epilogue, one cross-entropy pass, dx = dlogits W and dW = dlogitsᵀ x chunk by chunk."""
-from checker.puzzle.declare import (TOLERANCES, bench, case, custom, next_pow2, out, part, puzzle, randint, randn,
-                             scratch, variant)
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, custom, next_pow2, out, part,
+                            puzzle, randint, randn, scratch, variant)
 from checker.specs.p26_fused_layernorm_linear_step import blocks_of
 from checker.specs.p27_cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, digits_lost, padded_rows_counted,
                                              padded_zero, with_ignored)
@@ -184,7 +183,7 @@ def on_the_logits(bug):
     """One of puzzle 27's bugs (a function of the logits), carried through to dx and dW; the
     cross-entropy's column block is the logits product's column tile."""
     def compute(x, w, target, dloss, **sizes):
-        from checker.puzzle.declare import call_by_name
+        from checker.puzzle import call_by_name
         found = call_by_name(bug, {"logits": x @ w.T, "target": target, "dloss": dloss, "M": sizes["N"],
                                    "BLOCK_M": sizes["BLOCK_M"], "V": sizes["V"], "BLOCK_V": sizes["TILE_N"]})
         g = found["dlogits"]
@@ -284,7 +283,7 @@ def cublas_chunk_products(x, w, CHUNK):
 def only(names: tuple, compute):
     """A variant's outputs restricted to those its bug changes (the others it would predict right)."""
     def restricted(**values):
-        from checker.puzzle.declare import call_by_name
+        from checker.puzzle import call_by_name
         return {k: v for k, v in call_by_name(compute, values).items() if k in names}
     return restricted
 

@@ -1,6 +1,6 @@
 """Puzzle 30: the SwiGLU gate h = silu(a)·b, forward and backward, then the whole gated MLP's backward."""
-from checker.puzzle.declare import CONDITIONED, bench, case, out, part, puzzle, randn, scratch, uniform, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, out, part, puzzle, randn, scratch,
+                            uniform, variant)
 
 # bf16 MLP outputs: a and b (x W), dh (dy W_down), then h, da and db are each rounded to bf16 before
 # the product that uses them, as PyTorch's bf16 MLP rounds them: three or four roundings of 2**-9

@@ -1,7 +1,7 @@
 """Puzzle 31: the FlashAttention forward, o = softmax(scale · q kᵀ) v and its logsumexp, causal or not,
 one program per query block walking the key blocks with puzzle 11's online softmax and tl.dot."""
-from checker.puzzle.declare import TOLERANCES, bench, case, next_pow2, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, next_pow2, out, part, puzzle, randn,
+                            variant)
 
 # lse is fp32 whatever the inputs: from bf16 q and k the scores are exact products summed in fp32,
 # so lse stays within a few fp32 roundings (a bf16 score or sum misses it by 2**-9 of its size)

@@ -1,7 +1,7 @@
 """Puzzle 32: the FlashAttention backward, dQ, dK and dV from the forward's o and logsumexp, causal or
 not: Δ in a first kernel, dK and dV by programs that own a key block, dQ by a second walk."""
-from checker.puzzle.declare import CONDITIONED, bench, case, next_pow2, out, part, puzzle, randn, scratch, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, next_pow2, out, part, puzzle,
+                            randn, scratch, variant)
 
 # dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
 # its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do. On the H100 the
