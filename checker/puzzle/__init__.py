@@ -6,6 +6,7 @@ imports (besides its family in checker/specs/families/):
 model.py       the Puzzle the checker runs (Case, Part, Output, Reference, Tolerance, ...)
 declare.py     out, part, case, bench, variant: the records a spec writes
 build.py       puzzle(): the short form to the model; call_by_name
+summaries.py   the summary hints every puzzle gets for its kinds of cases (puzzle(hints=...))
 inputs.py      randn, uniform, full, randint, custom, identical_rows: how inputs are drawn
 tolerances.py  the default tolerances per dtype (TOLERANCES, CONDITIONED, ...)
 launch.py      what a launch may call: scratch, shared, sm_count, cdiv, unwritten_where; next_pow2

@@ -13,7 +13,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from checker.puzzle.declare import BenchDecl, CaseDecl, PartDecl, Variant
 from checker.puzzle.inputs import TensorInput
-from checker.puzzle.model import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, SummaryPattern, Tolerance
+from checker.puzzle.model import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, Tolerance
+from checker.puzzle.summaries import generic_summaries
 from checker.puzzle.tolerances import ACCUMULATED_TOLERANCES, EXACT, TOLERANCES
 from checker.tensors import rms
 
@@ -62,6 +63,8 @@ class DeclaredPuzzle:
         self.grads = {g: wrt for p in self.parts for g, wrt in p.grads.items()}
         self.upstream = {y: dy for p in self.parts for y, dy in p.upstream.items()}
         self.overrides: dict[str, dict[str, TensorInput]] = {}
+        self.seeds: dict[str, int] = {}            # case name -> its declared seed
+        self.hidden_sizes: dict[str, dict[str, int]] = {}  # case name -> sizes of a case shown by shape
         self.cases = self._build_cases()
         self.float64_on_cpu = False  # its formulas make CPU tensors: its references are computed there
 
@@ -114,28 +117,39 @@ class DeclaredPuzzle:
                 name = f"{decl.dtype} {name}"
             if decl.inputs:
                 self.overrides[name] = dict(decl.inputs)
+            if decl.seed is not None:
+                self.seeds[name] = decl.seed
+            if decl.shape:
+                self.hidden_sizes[name] = sizes
             built.append(Case(name=name, dtype=decl.dtype, gpu_only=decl.gpu_only, documented=decl.documented,
-                              tags=frozenset(tags), params=params, sizes=sizes))
+                              tags=frozenset(tags), params=params, sizes={} if decl.shape else sizes,
+                              shape=decl.shape))
         return built
+
+    def sizes(self, case: Case) -> Mapping[str, int]:
+        """The case's named sizes, also where it is shown by its shapes (Case.shape)."""
+        return case.sizes or self.hidden_sizes.get(case.name, {})
 
     # -- inputs -------------------------------------------------------------------------------
     def _names(self, case: Case, values: Mapping[str, Any]) -> dict:
-        return {**self.constants, **case.params, **case.sizes, **values}
+        return {**self.constants, **case.params, **self.sizes(case), **values}
 
     def make_inputs(self, case: Case, device: str, seed: int = 0) -> dict:
         import torch
-        gen = torch.Generator().manual_seed(zlib.crc32(f"{self.slug}/{case.name}".encode()) + seed)
+        base = self.seeds.get(case.name, zlib.crc32(f"{self.slug}/{case.name}".encode()))
+        gen = torch.Generator().manual_seed(base + seed)
         recipes = {**self.tensors, **self.overrides.get(case.name, {})}
+        sizes = self.sizes(case)
         drawn: dict[str, Any] = {}
         for name, recipe in recipes.items():
             if recipe.like is None:
-                dims = tuple(case.sizes[n] for n in recipe.names())
-                drawn[name] = recipe.draw(gen, dims[::-1] if recipe.transposed else dims, case.sizes)
+                dims = tuple(sizes[n] for n in recipe.names())
+                drawn[name] = recipe.draw(gen, dims[::-1] if recipe.transposed else dims, sizes)
         later = [n for n, r in recipes.items() if r.like is not None]
         if later:  # upstream gradients take the shape of the forward outputs
             shapes = self._forward_shapes(drawn, recipes, case)
             for name in later:
-                drawn[name] = recipes[name].draw(gen, shapes[recipes[name].like], case.sizes)
+                drawn[name] = recipes[name].draw(gen, shapes[recipes[name].like], sizes)
         inputs = {}
         for name, value in drawn.items():
             recipe = recipes[name]
@@ -222,6 +236,8 @@ class DeclaredPuzzle:
                 counts = touch.sum(0).clamp(min=1)
                 # the rounding of a sum of n shares grows like sqrt(n)
                 scales[name] = max(scales[name], float(counts.max()) ** 0.5 * rms(shares[touch]))
+            if output.scale is not None:
+                scales[name] = float(call_by_name(output.scale, names))
         alternatives = {}
         for v in self.variants:
             alternatives[v.name] = {k: t.detach().double() for k, t in call_by_name(v.compute, names).items()}
@@ -254,7 +270,7 @@ class DeclaredPuzzle:
             reference = self._in_float64(inputs, lambda values: self._forward(values, case))
             device = next(v.device for v in inputs.values() if torch.is_tensor(v))
             outs = {}
-            for o in decl.outputs:
+            for o in (o for o in decl.outputs if not o.provided):  # the launch returns those itself
                 like = reference[o.name] if o.name in reference else self._grad_shape(o.name, inputs)
                 is_int = not like.is_floating_point() if o.name in reference else False
                 if o.dtype != "like":
@@ -328,34 +344,22 @@ def _dense_shares(shares: Any, shape: tuple) -> tuple[Any, Any]:
     return dense, torch.ones_like(dense, dtype=torch.bool)
 
 
-# Summary hints every short-form puzzle gets, for the case tags it has: (text, candidate causes).
-# Which cases fail is weak evidence: these say what the failing cases have in common and where in
-# the kernel that points, and name no cause (the checker fixes the grid, so none asks about it).
-GENERIC_SUMMARIES = {
-    "non_pow2": ("only the cases whose sizes are not powers of two fail: those are the cases with a partly filled "
-                 "block. Look at what the kernel does with it: its offsets, its mask, what its padded lanes load, "
-                 "and every count that should be the size rather than the block size.", ()),
-    "tail": ("only the cases whose last block sticks out past the end fail: look at what the kernel does with that "
-             "partly filled block (its offsets, its mask, what its padded lanes load).", ()),
-    "wide": ("only the cases larger than one block fail: look at what changes from the first block to the next "
-             "ones (each program's offsets, the loop's bounds and step, what carries over from one block to the "
-             "next, how the blocks' results are combined).", ()),
-}
-
-
 def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], reference: Callable[..., Any],
            parts: Sequence[PartDecl], cases: Sequence[CaseDecl], constants: Mapping[str, Any] | None = None,
            params: Mapping[str, Any] | None = None, blocks: Mapping[str, str] | None = None,
-           variants: Sequence[Variant] = (), summaries: Sequence[SummaryPattern] = (),
-           hints: Mapping[str, str | tuple[str, tuple[str, ...]]] | None = None, condition: Callable[..., float] | None = None,
+           variants: Sequence[Variant] = (), summaries: Sequence[Any] = (),
+           hints: Mapping[str, str | tuple[str, tuple[str, ...]] | None] | None = None,
+           condition: Callable[..., float] | None = None,
            formulas: Mapping[str, tuple[str, Callable[..., Any]]] | None = None,
            bench: BenchDecl | None = None, skill: str = "", chapter: str = "") -> Puzzle:
     """A Puzzle from its short declaration (see the module docstring).
 
     slug: "add_constant" (the files are pNN_<slug>); params: default case parameters, e.g.
     {"BLOCK": next_pow2("N")}; blocks: which parameter blocks which size when the name does not
-    say (BLOCK_N blocks N); hints: override the generic summary hints by tag ("wide", "tail",
-    "non_pow2"): a text (asking about the generic candidate causes) or (text, candidate causes); summaries: puzzle-specific SummaryPatterns, tried before the generic ones;
+    say (BLOCK_N blocks N); hints: override the generic summary hints, by tag ("wide", "tail",
+    "non_pow2") or "bfloat16" or "documented": a text (asking about the generic candidate causes),
+    (text, candidate causes), or None (no such hint); summaries: puzzle-specific SummaryPatterns,
+    tried before the generic ones;
     formulas: the closed forms the book page prints, by equation label: {"eq-p06-dx": ("dx", fn)},
     fn by name (float64 inputs) -> the output's value; tests check each against autograd.
     """
@@ -368,26 +372,10 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                                title=o.title or o.name, share_unit=o.share_unit) for o in decl.outputs)
         spec_parts.append(Part(decl.name, decl.title, decl.kernels, outputs, declared.allocate(decl),
                                declared.launch(decl), repeat=decl.repeat))
-    tags = {t for c in declared.cases for t in c.tags}
-    texts = dict(GENERIC_SUMMARIES) | {tag: h if isinstance(h, tuple) else (h, GENERIC_SUMMARIES[tag][1])
-                                       for tag, h in (hints or {}).items()}
-    generic = [SummaryPattern(texts[t][0], (lambda tag: lambda c: tag in c.tags)(t), candidates=texts[t][1])
-               for t in GENERIC_SUMMARIES if t in tags]
-    if any(c.dtype == "bfloat16" for c in declared.cases):
-        generic.append(SummaryPattern(
-            "only bfloat16 cases fail, and the float32 ones pass: is a value or a sum kept in bfloat16 "
-            "somewhere between the loads and the store (8 bits of mantissa)? Compute in float32 "
-            "(.to(tl.float32) after each load) and round once, at the store.",
-            lambda c: c.dtype == "bfloat16", coverage=0.5, candidates=("precision",)))
-    documented = next((c for c in declared.cases if c.documented), None)
-    if documented is not None:
-        generic.append(SummaryPattern(
-            "every case of other sizes than the documented one fails: is a size hard-coded? Use the size "
-            "arguments the kernel receives.", lambda c, d=dict(documented.sizes): dict(c.sizes) != d, coverage=1.0,
-            candidates=("hardcoded",)))
+    generic = generic_summaries(declared, hints or {})
     timed = None
     if bench is not None:
-        bench_cases = declared._build_cases([CaseDecl(c.values, c.name, False, c.dtype, True, c.tags, c.inputs)
+        bench_cases = declared._build_cases([dataclasses.replace(c, documented=False, gpu_only=True)
                                              for c in bench.cases])
         names = lambda inputs, case: declared._names(case, inputs)  # noqa: E731
         timed = Bench(part=bench.part, cases=lambda: list(bench_cases),

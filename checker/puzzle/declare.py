@@ -41,6 +41,12 @@ class Out:
     share_unit: str = "row"           # what one share comes from, in hints ("row", "token", "program")
     tolerance: Mapping[str, Tolerance] | None = None   # per dtype, overriding the defaults
     title: str = ""                   # the documented case's "<title> max difference" line
+    # by name -> the output's typical magnitude, which its tolerance is relative to (model.Tolerance);
+    # default: the RMS of the reference output (for shares, sqrt(their count) times their RMS if larger)
+    scale: Callable[..., float] | None = None
+    # the launch computes it itself from what the kernels wrote (a provided matmul) and returns it: no
+    # buffer is made for it, so a NaN in it is arithmetic's, not the never-written fill
+    provided: bool = False
 
 
 def out(name: str, **kw) -> Out:
@@ -75,19 +81,29 @@ class CaseDecl:
     gpu_only: bool = False
     tags: tuple[str, ...] = ()
     inputs: Mapping[str, TensorInput] = field(default_factory=dict)   # this case's own recipes
+    seed: int | None = None           # its data's seed (default: from the puzzle's slug and the case's name)
+    shape: str = ""                   # shown by its tensors' shapes instead of its sizes (model.Case.shape)
 
 
 def case(name: str = "", *, documented: bool = False, dtype: str = "float32", gpu_only: bool | None = None,
-         tags: Iterable[str] = (), inputs: Mapping[str, TensorInput] | None = None, **values) -> CaseDecl:
+         tags: Iterable[str] = (), inputs: Mapping[str, TensorInput] | None = None, seed: int | None = None,
+         shape: str = "", **values) -> CaseDecl:
     """One configuration: sizes and block parameters by name, e.g. case(N=1000, BLOCK=128).
 
     gpu_only: left out, a bf16 case runs on a GPU only and an fp32 case everywhere. The
     interpreter computes bf16 as a GPU does (checker/interpreter/bf16.py), but slowly: a small bf16 case
     says gpu_only=False to run on the CPU too, where it catches what only bf16 shows (a sum
-    kept in bf16)."""
+    kept in bf16).
+    seed: the generator's seed for this case's inputs, in place of one made from the puzzle's slug
+    and the case's name: it keeps a case's data when the case is renamed (p22 keeps the seeds its
+    cases had before the short form, made from the name alone).
+    shape: the case shown by its tensors' shapes, "[4, 4, 8] -> [4, 4, 16]", instead of by its
+    sizes (x of shape [4, 4, 8] is M = 16 rows of H = 8 to the kernels): the report then says
+    "dimensions", and its sizes stay out of the hints that reason about named sizes, as for a case
+    declared without them."""
     if gpu_only is None:
         gpu_only = dtype == "bfloat16"
-    return CaseDecl(dict(values), name, documented, dtype, gpu_only, tuple(tags), dict(inputs or {}))
+    return CaseDecl(dict(values), name, documented, dtype, gpu_only, tuple(tags), dict(inputs or {}), seed, shape)
 
 
 @dataclass(frozen=True)
