@@ -51,7 +51,7 @@ class DeclaredPuzzle:
     def __init__(self, number: int, slug: str, inputs: Mapping[str, Any], reference: Callable[..., Any],
                  parts: Sequence[PartDecl], cases: Sequence[CaseDecl], constants: Mapping[str, Any],
                  params: Mapping[str, Any], blocks: Mapping[str, str], variants: Sequence[Variant],
-                 condition: Callable[..., float] | None):
+                 condition: Callable[..., float] | None, float64_on_cpu: bool = False):
         self.number, self.slug = number, slug
         self.tensors = {k: v for k, v in inputs.items() if isinstance(v, TensorInput)}
         self.constants = {**{k: v for k, v in inputs.items() if not isinstance(v, TensorInput)}, **constants}
@@ -67,6 +67,7 @@ class DeclaredPuzzle:
         self.hidden_sizes: dict[str, dict[str, int]] = {}  # case name -> sizes of a case shown by shape
         self.cases = self._build_cases()
         self.float64_on_cpu = False  # its formulas make CPU tensors: its references are computed there
+        self.reference_on_cpu = float64_on_cpu  # the spec asks for its references' CPU bits (not for shapes)
 
     # -- cases --------------------------------------------------------------------------------
     def _block_name(self, size: str, params: Mapping[str, Any]) -> str | None:
@@ -191,9 +192,9 @@ class DeclaredPuzzle:
         return dict(call_by_name(self.reference_fn, self._names(case, values)))
 
     def reference(self, inputs: dict, case: Case) -> Reference:
-        return self._in_float64(inputs, lambda values: self._reference(values, case))
+        return self._in_float64(inputs, lambda values: self._reference(values, case), self.reference_on_cpu)
 
-    def _in_float64(self, inputs: dict, work: Callable[[dict], Any]) -> Any:
+    def _in_float64(self, inputs: dict, work: Callable[[dict], Any], on_cpu: bool = False) -> Any:
         """work(float64 copies of the inputs), on the inputs' device, its tensors brought to the CPU.
         A GPU computes a large case's reference, its known-bug variants and its shares in a fraction
         of the time the CPU takes (most of a GPU check's time went there). A spec whose formulas
@@ -201,7 +202,7 @@ class DeclaredPuzzle:
         such case: it is computed on the CPU from then on."""
         import torch
         device = next((v.device for v in inputs.values() if torch.is_tensor(v)), torch.device("cpu"))
-        if device.type != "cpu" and not self.float64_on_cpu:
+        if device.type != "cpu" and not self.float64_on_cpu and not on_cpu:
             try:
                 return _to_cpu(work(self._float64_values(inputs, device)))
             except RuntimeError as err:
@@ -351,7 +352,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
            hints: Mapping[str, str | tuple[str, tuple[str, ...]] | None] | None = None,
            condition: Callable[..., float] | None = None,
            formulas: Mapping[str, tuple[str, Callable[..., Any]]] | None = None,
-           bench: BenchDecl | None = None, skill: str = "", chapter: str = "") -> Puzzle:
+           bench: BenchDecl | None = None, skill: str = "", chapter: str = "",
+           float64_on_cpu: bool = False) -> Puzzle:
     """A Puzzle from its short declaration (see the module docstring).
 
     slug: "add_constant" (the files are pNN_<slug>); params: default case parameters, e.g.
@@ -362,10 +364,12 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
     tried before the generic ones;
     formulas: the closed forms the book page prints, by equation label: {"eq-p06-dx": ("dx", fn)},
     fn by name (float64 inputs) -> the output's value; tests check each against autograd.
+    float64_on_cpu: in a GPU check too, compute the float64 reference, variants and shares on the
+    CPU (by default the GPU computes them, much faster, to the same digits but for the last ones).
     """
     full_slug = f"p{number:02d}_{slug}"
     declared = DeclaredPuzzle(number, full_slug, inputs, reference, parts, cases, constants or {}, params or {},
-                              blocks or {}, variants, condition)
+                              blocks or {}, variants, condition, float64_on_cpu)
     spec_parts = []
     for decl in declared.parts:
         outputs = tuple(Output(o.name, o.name, forward=o.name not in declared.grads, accumulated=o.accumulated,
