@@ -18,7 +18,7 @@ from checker.puzzle.model import REPO_ROOT
 from checker.stubs import NOTEBOOK_METADATA
 
 SPEC = '''"""Puzzle {n}: {title}."""
-from checker.puzzle.declare import case, part, puzzle, randn
+from checker.puzzle import case, cdiv, part, puzzle, randn
 
 PUZZLE = puzzle(
     {n}, "{slug}", "{title}",
@@ -27,14 +27,10 @@ PUZZLE = puzzle(
     inputs={{"x": randn("N")}},
     reference=lambda x: {{"z": x}},
     parts=[part("forward", "{title}", ["{kernel}"], outputs=["z"],
-                launch=lambda k, x, z, N, BLOCK: k.{kernel}[(triton_cdiv(N, BLOCK),)](x, z, N, BLOCK=BLOCK))],
+                launch=lambda k, x, z, N, BLOCK: k.{kernel}[(cdiv(N, BLOCK),)](x, z, N, BLOCK=BLOCK))],
     params={{"BLOCK": 32}},
     cases=[case(N=8, documented=True), case(N=1), case(N=100), case(N=1000)],
 )
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 '''
 
 SOLUTION = '''"""Puzzle {n} reference kernel: {title}.

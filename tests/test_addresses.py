@@ -292,7 +292,7 @@ def test_a_scratch_buffer_read_unwritten_is_noted_and_named_in_the_hint():
     import types
 
     from checker.evidence.compare import compare
-    from checker.puzzle.declare import scratch
+    from checker.puzzle import scratch
     from checker.diagnosis.values import Evidence, output_hint
     from checker.puzzle.model import Output, Reference, Tolerance
     x, z = torch.randn(6), torch.zeros(1)

@@ -12,7 +12,7 @@ from checker import registry
 from checker.run.session import run_check
 from checker.source import from_file
 from checker.puzzle.model import REPO_ROOT
-from checker.specs.p22_layernorm_linear import formulas
+from checker.specs.families import layernorm as formulas
 
 pytestmark = pytest.mark.p22
 PUZZLE = registry.get("p22")

@@ -61,10 +61,10 @@ def test_scratch_is_poisoned_in_a_check_and_plain_while_timed(monkeypatch):
     (kernels of their own: at p25's shortest bf16 rows about a fifth of the time in ncu)."""
     import torch
 
-    from checker import case as runcase
-    from checker.puzzle.declare import scratch, timing
+    from checker import poison as poisoning
+    from checker.puzzle import scratch, timing
     filled = []
-    monkeypatch.setattr(runcase, "poison", lambda t: filled.append(t.shape))
+    monkeypatch.setattr(poisoning, "poison", lambda t: filled.append(t.shape))
     like = torch.zeros(4)
     scratch(8, like=like)
     with timing():

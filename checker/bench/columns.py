@@ -152,10 +152,10 @@ def time_case(puzzle, kernels, case, profile: bool = False) -> BenchRow:
     All of it runs on a side stream: autograd runs a backward on the stream its forward ran on, and
     a forward on the legacy default stream makes a backward uncapturable ("would make the legacy
     stream depend on a capturing blocking stream"): that size fell back to plain launches. And
-    under declare.timing(): the check's poison fills of scratch buffers are not the learner's work."""
+    under checker.puzzle.timing(): the check's poison fills of scratch buffers are not the learner's work."""
     import torch
 
-    from checker.puzzle.declare import timing
+    from checker.puzzle import timing
     with torch.cuda.stream(torch.cuda.Stream()), timing():
         return _time_case(puzzle, kernels, case, profile)
 

@@ -35,20 +35,21 @@ class Tolerance:
 class Case:
     """One input configuration. `tags` let summary patterns say which kind of case fails."""
     name: str
-    dims_in: tuple[int, ...] = ()   # p22's form: (4, 4, 8), batch dims + hidden ...
-    dims_out: tuple[int, ...] = ()  # ... -> (4, 4, 16)
     dtype: str = "float32"          # "float32" or "bfloat16"
     gpu_only: bool = False
     documented: bool = False        # the configuration the puzzle text uses: reported in full
     tags: frozenset[str] = frozenset()
-    params: Mapping[str, Any] = field(default_factory=dict)  # puzzle-specific: blocks, input recipe
+    params: Mapping[str, Any] = field(default_factory=dict)  # the case's parameters: blocks, tiles
     sizes: Mapping[str, int] = field(default_factory=dict)   # the short form's named sizes: {"M": 4, "N": 8}
+    # or the case shown by its tensors' shapes, "[4, 4, 8] -> [4, 4, 16]" (checker/puzzle/declare.py
+    # case(shape=...)): its sizes then stay the builder's own, out of the report and the hints
+    shape: str = ""
 
     @property
     def dims(self) -> str:
-        if self.sizes:
-            return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
-        return f"{list(self.dims_in)} -> {list(self.dims_out)}"
+        if self.shape:
+            return self.shape
+        return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
 
 
 @dataclass(frozen=True)

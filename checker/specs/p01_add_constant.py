@@ -1,5 +1,5 @@
 """Puzzle 1: add a constant. One program, one block: tl.arange, tl.load, tl.store."""
-from checker.puzzle.declare import case, part, puzzle, randn
+from checker.puzzle import case, part, puzzle, randn
 
 PUZZLE = puzzle(
     1, "add_constant", "Add a constant",

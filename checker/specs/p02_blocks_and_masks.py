@@ -1,5 +1,5 @@
 """Puzzle 2: blocks and masks. A grid of cdiv(N, BLOCK) programs; the last block sticks out."""
-from checker.puzzle.declare import case, part, puzzle, randn, variant
+from checker.puzzle import case, part, puzzle, randn, variant
 
 PUZZLE = puzzle(
     2, "blocks_and_masks", "Blocks and masks",

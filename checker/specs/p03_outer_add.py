@@ -1,5 +1,5 @@
 """Puzzle 3: outer add. 2-D offsets and masks from 1-D blocks with [:, None] and [None, :]."""
-from checker.puzzle.declare import case, next_pow2, part, puzzle, randn
+from checker.puzzle import case, next_pow2, part, puzzle, randn
 
 # y near 100, x near 0: x and y swapped (the transpose when M == N) is glaring
 APART = {"y": randn("M", mean=100.0), "x": randn("N")}

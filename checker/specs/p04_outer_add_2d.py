@@ -1,6 +1,5 @@
 """Puzzle 4: 2-D blocks. The outer add over a 2-D grid of tiles, tails in both directions."""
-from checker.puzzle.declare import case, part, puzzle, randn
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, part, puzzle, randn
 
 
 def grid(c):  # the launch grid of a case

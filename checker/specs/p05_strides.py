@@ -1,6 +1,5 @@
 """Puzzle 5: strides. A non-contiguous (transposed) x read through the strides it is passed."""
-from checker.puzzle.declare import case, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, part, puzzle, randn, variant
 
 
 def reads(step):  # what a kernel computes reading x[m, n] at m * step_m + n * step_n (NaN past the end)

@@ -1,10 +1,5 @@
 """Puzzle 6: SiLU forward and backward. y = x·s, dx = dy·s·(1 + x(1 − s)), s = sigmoid(x) recomputed."""
-from checker.puzzle.declare import case, part, puzzle, randn, uniform, variant
-from checker.puzzle.model import SummaryPattern
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+from checker.puzzle import SummaryPattern, case, cdiv, part, puzzle, randn, uniform, variant
 
 
 def bf16_truncated(t):  # the interpreter truncates fp32 -> bf16 where a GPU rounds to nearest

@@ -1,6 +1,6 @@
 """Puzzle 7: z = relu(x[None, :] · y[:, None]), forward and backward. dx sums over the broadcast axis:
 every row's program adds its share into it with tl.atomic_add."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, variant
+from checker.puzzle import case, custom, full, next_pow2, out, part, puzzle, randn, variant
 
 
 def forward(x, y):

@@ -1,6 +1,5 @@
 """Puzzle 8: the sum of each row of x [M, N], rows wider than one block: loop in chunks, fp32 accumulator."""
-from checker.puzzle.declare import case, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import SummaryPattern, Tolerance, case, out, part, puzzle, randn, variant
 
 # y is fp32 whatever the input dtype (as torch.sum(x, 1, dtype=torch.float32)): bf16 inputs are exact
 # in fp32, so an fp32 running sum stays within a few fp32 roundings. A bf16 running sum fails this.

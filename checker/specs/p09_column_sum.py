@@ -1,21 +1,11 @@
 """Puzzle 9: the sum of each column of x [M, N], over a grid of row blocks × column blocks: every row
 block's program adds its partial column sums into the result with tl.atomic_add (the dβ / db pattern)."""
-from checker.puzzle.declare import case, custom, out, part, puzzle, randn
-from checker.puzzle.model import SummaryPattern
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+from checker.puzzle import SummaryPattern, case, cdiv, identical_rows, out, part, puzzle, randn
 
 
 def block_shares(x, M, BLOCK_M):  # one share per row block: what its programs add into each column
     import torch
     return torch.stack([x[p:p + BLOCK_M].sum(0) for p in range(0, M, BLOCK_M)])
-
-
-def identical_rows(gen, dims, sizes):  # equal shares, at ratios that are not simple (0.37 j mod 1.1)
-    import torch
-    return (0.37 * torch.arange(dims[1], dtype=torch.float64) % 1.1).expand(dims).clone()
 
 
 PUZZLE = puzzle(
@@ -39,9 +29,9 @@ PUZZLE = puzzle(
     cases=[case(M=10, N=6, BLOCK_M=4, BLOCK_N=8, documented=True), case(M=1, N=1), case(M=100, N=20),
            case(M=64, N=64), case(M=37, N=50), case(M=200, N=3), case(M=5, N=300), case(M=48, N=40, BLOCK_M=1),
            case("identical rows: every row block adds an identical share", M=64, N=24,
-                inputs={"x": custom("M N", identical_rows)}),
+                inputs={"x": identical_rows("M N")}),
            case(M=8192, N=1024, BLOCK_M=64, BLOCK_N=128, gpu_only=True),
            case("16384 identical rows: 256 programs add at once", M=16384, N=256, BLOCK_M=64, gpu_only=True,
-                inputs={"x": custom("M N", identical_rows)}),
+                inputs={"x": identical_rows("M N")}),
            case(M=4096, N=1000, BLOCK_M=64, BLOCK_N=128, dtype="bfloat16")],
 )

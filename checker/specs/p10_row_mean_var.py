@@ -1,6 +1,5 @@
 """Puzzle 10: row mean and biased variance of x [M, N] in two looped passes (not E[x²] − E[x]²)."""
-from checker.puzzle.declare import CONDITIONED, case, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import CONDITIONED, SummaryPattern, Tolerance, case, out, part, puzzle, randn, variant
 
 
 def stats(divisor=None, padded=False, first_chunk=False, true_mean=False, unbiased=False):

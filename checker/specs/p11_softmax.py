@@ -1,6 +1,5 @@
 """Puzzle 11: softmax of each row, max-shifted; one block per row, then one pass with a running max."""
-from checker.puzzle.declare import case, next_pow2, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, next_pow2, part, puzzle, randn, variant
 
 
 def softmax(x):

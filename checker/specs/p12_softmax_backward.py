@@ -1,5 +1,5 @@
 """Puzzle 12: the softmax backward, dx = y ⊙ (dy − Σ dy·y), one program per row, two looped passes."""
-from checker.puzzle.declare import case, part, puzzle, randn, variant
+from checker.puzzle import case, part, puzzle, randn, variant
 
 
 def softmax(x):

@@ -1,6 +1,5 @@
 """Puzzle 13: matrix–vector product. A loop over K; rows and K not multiples of their blocks."""
-from checker.puzzle.declare import case, part, puzzle, randn, uniform, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, part, puzzle, randn, uniform, variant
 
 
 def last_k_step_only(A, x, K, BLOCK_K):  # what a kernel computes with acc reset inside the K loop

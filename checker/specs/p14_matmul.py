@@ -1,6 +1,5 @@
 """Puzzle 14: tiled matmul with tl.dot. BLOCK_M/N/K tiles, tails in M, N and K, fp32 accumulation."""
-from checker.puzzle.declare import case, out, part, puzzle, randn, uniform, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import SummaryPattern, Tolerance, case, out, part, puzzle, randn, uniform, variant
 
 
 def last_k_step_only(A, B, K, BLOCK_K):  # what a kernel computes with acc reset inside the K loop

@@ -1,6 +1,6 @@
 """Puzzle 15: Linear forward, y = x W^T + b: W in PyTorch's [N, K] layout, read transposed through
 its offsets; the bias added once, in the epilogue."""
-from checker.puzzle.declare import case, full, part, puzzle, randn, variant
+from checker.puzzle import case, full, part, puzzle, randn, variant
 
 
 def w_read_as_kn(x, w, b, K, N):  # W's memory taken for a row-major [K, N] matrix

@@ -1,7 +1,6 @@
 """Puzzle 16: Linear backward, dx = dy W, dW = dy^T x, db = sum_rows dy. Each program owns a tile of
 its output and does the whole sum over rows itself: no atomics (compare puzzle 19's split-M)."""
-from checker.puzzle.declare import case, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import SummaryPattern, Tolerance, case, out, part, puzzle, randn, variant
 
 GRID = {"dx": lambda M, K, BLOCK_M, BLOCK_K: (-(-M // BLOCK_M), -(-K // BLOCK_K)),
         "dw": lambda N, K, BLOCK_N, BLOCK_K: (-(-N // BLOCK_N), -(-K // BLOCK_K))}

@@ -1,5 +1,5 @@
 """Puzzle 17: Histogram. Data-dependent output addresses: many hits per bin need tl.atomic_add."""
-from checker.puzzle.declare import case, custom, out, part, puzzle, variant
+from checker.puzzle import case, custom, out, part, puzzle, variant
 
 
 def data(B, hot=None, share=0.0, step=1):

@@ -1,5 +1,5 @@
 """Puzzle 18: Embedding forward (a gather) and backward (a scatter-add into dweight with atomics)."""
-from checker.puzzle.declare import EXACT, case, custom, full, out, part, puzzle, randint, randn, variant
+from checker.puzzle import EXACT, case, custom, full, out, part, puzzle, randint, randn, variant
 
 
 def token_ids(hot=None, share=1.0, ends=False):

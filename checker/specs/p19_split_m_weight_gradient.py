@@ -1,6 +1,5 @@
 """Puzzle 19: Split-M weight gradient, dW = X^T dY: a tl.dot per row block, added into dW with atomics."""
-from checker.puzzle.declare import case, custom, full, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, full, identical_rows, out, part, puzzle, randn, variant
 
 
 def row_block_shares(x, dy, BLOCK_M):  # eq-p19-split: one share of dW per row block
@@ -17,11 +16,6 @@ def x_not_transposed(x, dy, M, K, BLOCK_M, BLOCK_K):  # X's [BLOCK_M, BLOCK_K] t
     xp, dyp = F.pad(x, (0, kp - K, 0, mp - M)), F.pad(dy, (0, 0, 0, mp - M))  # padded lanes load 0
     tiles = [sum(xp[i:i + B, k:k + B] @ dyp[i:i + B] for i in range(0, mp, B)) for k in range(0, kp, B)]
     return {"dw": torch.cat(tiles)[:K]}
-
-
-def identical_rows(gen, dims, sizes):
-    import torch
-    return (0.37 * torch.arange(dims[1], dtype=torch.float64) % 1.1 - 0.4).expand(dims).clone()
 
 
 GRID = lambda M, K, N, BLOCK_M, BLOCK_K, BLOCK_N: (-(-M // BLOCK_M), -(-K // BLOCK_K), -(-N // BLOCK_N))  # noqa
@@ -62,7 +56,7 @@ PUZZLE = puzzle(
            case("100 rows into a 5 x 3 dW", M=100, K=5, N=3),
            case("three block sizes, two tiles along each", M=24, K=40, N=72, BLOCK_K=32, BLOCK_N=64),
            case("identical rows, dy = 1.3: equal shares", M=64, K=24, N=20,
-                inputs={"x": custom("M K", identical_rows), "dy": full("like y", 1.3)}),
+                inputs={"x": identical_rows("M K", offset=-0.4), "dy": full("like y", 1.3)}),
            case("8192 rows into a 64 x 64 dW: 128 adds per tile", M=8192, K=64, N=64, BLOCK_M=64, gpu_only=True),
            case("M=2000, K=300, N=200, blocks of 64", M=2000, K=300, N=200, BLOCK_M=64, BLOCK_K=64, BLOCK_N=64,
                 gpu_only=True),

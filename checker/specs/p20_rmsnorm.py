@@ -1,6 +1,5 @@
 """Puzzle 20: RMSNorm forward and backward: a row reduction, dx's cross term, dgamma by atomics."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import SummaryPattern, case, full, identical_rows, next_pow2, out, part, puzzle, randn, variant
 
 
 def closed(output=None, *, over_block=False, eps_outside=False, diagonal=False):
@@ -17,12 +16,7 @@ def closed(output=None, *, over_block=False, eps_outside=False, diagonal=False):
     return compute
 
 
-def identical_rows(gen, dims, sizes):  # every row the same, values whose ratios are not simple
-    import torch
-    return (0.37 * torch.arange(dims[1], dtype=torch.float64) % 1.1 - 0.3).expand(dims).clone()
-
-
-SAME = {"x": custom("M H", identical_rows), "dy": full("like y", 1.3)}
+SAME = {"x": identical_rows("M H", offset=-0.3), "dy": full("like y", 1.3)}
 PUZZLE = puzzle(
     20, "rmsnorm", "RMSNorm forward and backward",
     skill="a row reduction looped over chunks, the cross term of its gradient, and a parameter gradient "

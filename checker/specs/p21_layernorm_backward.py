@@ -1,25 +1,23 @@
 """Puzzle 21: LayerNorm backward: dx with chapter 5's cross terms, dgamma and dbeta summed by atomics."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern
-from checker.specs.p20_rmsnorm import identical_rows
+from checker.puzzle import SummaryPattern, case, full, identical_rows, next_pow2, out, part, puzzle, randn, variant
+from checker.specs.families.layernorm import centring_cost, layernorm_backward, padded_lane_count, statistics
 
 
 def closed(output, jacobian_diagonal=False, padded=False, **stats):
-    """By name: p22's LayerNorm closed forms (dz reaches LayerNorm's output as is), or with a known
-    bug's flag what that kernel computes; output None: all of them; "shares_*": each row's terms."""
+    """By name: the LayerNorm family's closed forms (dz reaches LayerNorm's output as is), or with a
+    known bug's flag what that kernel computes; output None: all of them; "shares_*": each row's terms."""
     def compute(x, gamma, beta, dz, eps, H, BLOCK_H):
-        from checker.specs.p22_layernorm_linear import formulas as f
-        lanes = f.padded_lane_count(H, BLOCK_H) if padded else 0  # their 0 - mean enters the variance
-        mean, rstd = f.statistics(x, eps, padded_lanes=lanes, **stats)
-        grads = f.layernorm_backward(x, gamma, beta, dz, mean, rstd, jacobian_diagonal=jacobian_diagonal)
-        # each row's terms, written out: p22's contributions() would also build dW's [M, N, H] terms
+        lanes = padded_lane_count(H, BLOCK_H) if padded else 0  # their 0 - mean enters the variance
+        mean, rstd = statistics(x, eps, padded_lanes=lanes, **stats)
+        grads = layernorm_backward(x, gamma, beta, dz, mean, rstd, jacobian_diagonal=jacobian_diagonal)
+        # each row's terms, written out: the family's contributions() would also build dW's [M, N, H]
         named = {"dx": grads["grad_input"], "dgamma": grads["grad_ln_weight"], "dbeta": grads["grad_ln_bias"],
                  "shares_dgamma": dz * (x - mean) * rstd, "shares_dbeta": dz}
         return named[output] if output else named
     return compute
 
 
-SAME = {"x": custom("M H", identical_rows), "dz": full("like z", 1.3)}
+SAME = {"x": identical_rows("M H", offset=-0.3), "dz": full("like z", 1.3)}
 PUZZLE = puzzle(
     21, "layernorm_backward", "LayerNorm backward",
     skill="the LayerNorm backward pass: dx's two cross terms from row sums over chunks, dgamma and dbeta "
@@ -37,8 +35,7 @@ PUZZLE = puzzle(
                 launch=lambda k, x, gamma, dz, dx, dgamma, dbeta, M, H, eps, BLOCK_H:
                 k.layernorm_bwd_kernel[(M,)](x, gamma, dz, dx, dgamma, dbeta, H, eps, BLOCK_H=BLOCK_H))],
     params={"BLOCK_H": next_pow2("H", cap=1024)},
-    # centring costs digits in fp32: max |row mean| / row spread (1 for centred rows)
-    condition=lambda x, eps: max(1.0, float((x.mean(-1).abs() / (x.var(-1, False) + eps).sqrt()).max())),
+    condition=centring_cost,  # centring costs digits in fp32: max |row mean| / row spread
     formulas={f"eq-p21-{name}": (name, closed(name)) for name in ("dx", "dgamma", "dbeta")},
     variants=[variant("jacobian_diagonal", "formula", "dx matches the Jacobian's diagonal alone, g·rstd·(1 − 1/H − x̂²/H): "
                       "the cross terms are missing. Every x in the row moves the mean and the variance, so "

@@ -1,21 +1,6 @@
 """Puzzle 23: a LayerNorm backward with reproducible parameter gradients (partial buffers, no atomics)."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn
-
-EPS = 1e-5
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def layernorm(x, gamma, beta):
-    import torch.nn.functional as F
-    return {"z": F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS)}
-
-
-def centring_cost(x):
-    """Digits that centring costs in fp32: max |row mean| / row spread (1 for centred data)."""
-    return max(1.0, float((x.mean(-1).abs() / (x.var(-1, unbiased=False) + EPS).sqrt()).max()))
+from checker.puzzle import case, cdiv, full, identical_rows, next_pow2, out, part, puzzle, randn
+from checker.specs.families.layernorm import EPS, centring_cost, layernorm
 
 
 def grouped_dgamma(x, dz, ROWS_PER_PROGRAM):
@@ -26,21 +11,16 @@ def grouped_dgamma(x, dz, ROWS_PER_PROGRAM):
     return sum(shares[p:p + ROWS_PER_PROGRAM].sum(0) for p in range(0, x.shape[0], ROWS_PER_PROGRAM))
 
 
-def identical_rows(gen, dims, sizes):
-    import torch
-    return (0.37 * torch.arange(dims[1], dtype=torch.float64) % 1.1).expand(dims).clone()
-
-
 def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS_PER_PROGRAM, BLOCK_H, BLOCK_P, BLOCK_COLS):
     import torch
-    programs = triton_cdiv(M, ROWS_PER_PROGRAM)
+    programs = cdiv(M, ROWS_PER_PROGRAM)
     # one row per program, fp32 whatever the input dtype; zeros so that a row nobody wrote adds 0
     dgamma_part = torch.zeros(programs, H, dtype=torch.float32, device=x.device)
     dbeta_part = torch.zeros_like(dgamma_part)
     k.ln_bwd_partial_kernel[(programs,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, EPS,
                                          ROWS_PER_PROGRAM=ROWS_PER_PROGRAM, BLOCK_H=BLOCK_H)
-    k.ln_bwd_reduce_kernel[(triton_cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, programs, H,
-                                                          BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
+    k.ln_bwd_reduce_kernel[(cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, programs, H,
+                                                   BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
 
 
 PUZZLE = puzzle(
@@ -65,7 +45,7 @@ PUZZLE = puzzle(
            case(M=64, H=40, ROWS_PER_PROGRAM=1),
            case(M=50, H=8, ROWS_PER_PROGRAM=16),
            case("identical rows, dz = 1.3: equal shares", M=48, H=24,
-                inputs={"x": custom("M H", identical_rows), "dz": full("like z", 1.3)}),
+                inputs={"x": identical_rows("M H"), "dz": full("like z", 1.3)}),
            case("mean near 1000", M=16, H=64, inputs={"x": randn("M H", mean=1000.0)}),
            case(M=4096, H=1024, gpu_only=True),
            case(M=2048, H=5120, ROWS_PER_PROGRAM=16, gpu_only=True),

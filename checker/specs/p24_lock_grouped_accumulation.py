@@ -1,17 +1,6 @@
 """Puzzle 24: lock-grouped accumulation of dgamma and dbeta (spin locks, a count, G partial rows)."""
-from checker.puzzle.declare import case, custom, full, next_pow2, out, part, puzzle, randn, scratch, shared
-from checker.specs.p23_deterministic_layernorm_backward import centring_cost
-
-EPS = 1e-5
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def layernorm(x, gamma, beta):
-    import torch.nn.functional as F
-    return {"z": F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS)}
+from checker.puzzle import case, cdiv, full, identical_rows, next_pow2, out, part, puzzle, randn, scratch, shared
+from checker.specs.families.layernorm import EPS, centring_cost, layernorm
 
 
 def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, GROUP_SIZE, BLOCK_H, BLOCK_G, BLOCK_COLS):
@@ -25,13 +14,8 @@ def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, GROUP_SIZE, BLOCK_H, BLOCK_
     shared(dgamma_part, dbeta_part)  # programs of one group share a partial row, by design
     k.ln_bwd_locked_kernel[(M,)](x, gamma, dz, dx, dgamma_part, dbeta_part, locks, M, H, EPS,
                                  G=groups, BLOCK_H=BLOCK_H)
-    k.ln_bwd_group_reduce_kernel[(triton_cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, groups, H,
-                                                                BLOCK_G=BLOCK_G, BLOCK_COLS=BLOCK_COLS)
-
-
-def identical_rows(gen, dims, sizes):
-    import torch
-    return (0.37 * torch.arange(dims[1], dtype=torch.float64) % 1.1).expand(dims).clone()
+    k.ln_bwd_group_reduce_kernel[(cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, groups, H,
+                                                         BLOCK_G=BLOCK_G, BLOCK_COLS=BLOCK_COLS)
 
 
 PUZZLE = puzzle(
@@ -54,7 +38,7 @@ PUZZLE = puzzle(
            case(M=3, H=40, GROUP_SIZE=8),
            case(M=64, H=24, GROUP_SIZE=16, BLOCK_G=4),
            case("identical rows, dz = 1.3: equal shares", M=40, H=24,
-                inputs={"x": custom("M H", identical_rows), "dz": full("like z", 1.3)}),
+                inputs={"x": identical_rows("M H"), "dz": full("like z", 1.3)}),
            case("mean near 1000 (1000 + randn)", M=16, H=64, tags=("cancellation",),
                 inputs={"x": randn("M H", mean=1000.0)}),
            case(M=4096, H=1024, GROUP_SIZE=64, BLOCK_G=16, gpu_only=True),

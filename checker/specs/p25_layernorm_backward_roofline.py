@@ -1,19 +1,8 @@
 """Puzzle 25: the LayerNorm backward at the memory roofline (persistent grid, partial rows, --bench)."""
 from typing import NamedTuple
 
-from checker.puzzle.declare import bench, case, out, part, puzzle, randn, scratch, sm_count
-from checker.specs.p23_deterministic_layernorm_backward import centring_cost
-
-EPS = 1e-5
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def layernorm(x, gamma, beta):
-    import torch.nn.functional as F
-    return {"z": F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS)}
+from checker.puzzle import bench, case, cdiv, out, part, puzzle, randn, scratch, sm_count
+from checker.specs.families.layernorm import EPS, centring_cost, layernorm
 
 
 class Tuned(NamedTuple):
@@ -42,9 +31,9 @@ def tuned(x, H: int) -> Tuned | None:
 def programs(x, M, H, ROWS) -> int:
     """The persistent grid: one program per SM on a GPU (two where the sweep found it better), 4 on the CPU."""
     if not x.is_cuda:
-        return min(triton_cdiv(M, ROWS), 4)
+        return min(cdiv(M, ROWS), 4)
     found = tuned(x, H)
-    return min(triton_cdiv(M, ROWS), (found.per_sm if found else 1) * sm_count(x))
+    return min(cdiv(M, ROWS), (found.per_sm if found else 1) * sm_count(x))
 
 
 def stages(x, H, BLOCK_H, TAIL, ROWS) -> int:
@@ -75,8 +64,8 @@ def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_
     k.ln_bwd_roofline_kernel[(p,)](x, gamma, dz, dx, dgamma_part, dbeta_part, M, H, EPS, ROWS=ROWS,
                                    BLOCK_H=BLOCK_H, TAIL=TAIL, STAGES=stages(x, H, BLOCK_H, TAIL, ROWS),
                                    num_warps=warps(x, H, BLOCK_H, TAIL, ROWS))
-    k.ln_bwd_partials_reduce_kernel[(triton_cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, p, H,
-                                                                   BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
+    k.ln_bwd_partials_reduce_kernel[(cdiv(H, BLOCK_COLS),)](dgamma_part, dbeta_part, dgamma, dbeta, p, H,
+                                                            BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
 
 
 def torch_backward(x, gamma, beta, dz, wrap):

@@ -1,9 +1,9 @@
 """Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
-from checker.puzzle.declare import (CONDITIONED, bench, case, full, next_pow2, out, part, puzzle, randn, scratch,
-                             sm_count, variant)
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, full, next_pow2, out, part,
+                            puzzle, randn, scratch, sm_count, variant)
+from checker.specs.families.layernorm import EPS, centring_cost, layernorm_linear
+from checker.specs.families.tiles import blocks_of
 
-EPS = 1e-5
 # the GPU benchmark's tiles: 128 x 256 x 64, 8 warps, 3 stages, 8 row tiles per group (a sweep on an
 # H100, bf16); fp32 tiles of that size need more shared memory than an H100 has, so fp32 GPU cases use
 # 64 x 64 x 32. Statistics one row per program; column sums: db in slabs of 128 rows, 32 columns per
@@ -22,20 +22,6 @@ FP32_Y = {"float32": Tolerance(atol=2e-5, rtol=2e-5, per_condition=2 * CONDITION
 BF16_DW = {"bfloat16": Tolerance(atol=2.4e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
 
 
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def layernorm_linear(x, gamma, beta, w, b):
-    import torch.nn.functional as F
-    return {"y": F.linear(F.layer_norm(x, (x.shape[-1],), gamma, beta, EPS), w, b)}
-
-
-def centring_cost(x):
-    """Digits that centring costs: max |row mean| / row spread (1 for centred data)."""
-    return max(1.0, float((x.mean(-1).abs() / (x.var(-1, unbiased=False) + EPS).sqrt()).max()))
-
-
 def dx_programs(x, M) -> int:
     """ln_dx_kernel's persistent grid: two programs per SM on a GPU (measured best on an H100), 3 on the CPU."""
     return min(M, 2 * sm_count(x) if x.is_cuda else 3)
@@ -45,13 +31,6 @@ def product_programs(x, tiles: int) -> int:
     """The persistent products' grid: one program per SM on a GPU, 3 on the CPU (so that programs take
     several tiles there too), never more than the tiles."""
     return min(tiles, sm_count(x) if x.is_cuda else 3)
-
-
-def blocks_of(t, rows: int, cols: int):
-    """A tensor descriptor: t seen as [rows, cols] blocks, which the GPU's copy engine (TMA) loads
-    whole, with zeros past t's edges. Its row stride must be a multiple of 16 bytes."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-    return TensorDescriptor.from_tensor(t, [rows, cols])
 
 
 def row_warps(BLOCK_ROW: int) -> int:

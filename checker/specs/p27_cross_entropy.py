@@ -1,10 +1,10 @@
 """Puzzle 27: softmax cross-entropy, forward and backward in one kernel: an online logsumexp over
 vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
-from checker.puzzle.declare import (TOLERANCES, bench, case, custom, next_pow2, out, part, puzzle, randint, randn,
-                             scratch, sm_count, variant)
-from checker.puzzle.model import SummaryPattern
+from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, puzzle, randint,
+                            randn, scratch, sm_count, variant)
+from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
+                                                  digits_lost, padded_rows_counted, padded_zero, with_ignored)
 
-IGNORE = -100
 # the GPU's block: 16384 columns (32 KiB of a bf16 row) per step, 16 warps (a sweep on an H100 at
 # M = 8192, bf16: 4096 columns and 8 warps reached 0.79 of the copy bandwidth at V = 32000, 16384 and
 # 16 warps 0.90)
@@ -64,46 +64,7 @@ def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, B
     loss.copy_(loss_rows.sum().reshape(1))  # M numbers, each already divided by n
 
 
-# -- the page's formulas and the known bugs, in float64 ------------------------------------------
-def ce(logits, target, dloss, *, pad: int = 0, rows=None, upstream: bool = True, sign: float = 1.0,
-       round_p: bool = False, lse=None):
-    """loss and dlogits as the page derives them, or with one known bug: `pad` phantom columns of
-    logit 0 in the sum, the mean over `rows` instead of the counted ones, no upstream factor, the
-    sign reversed, p rounded to bf16 before the − 1, or another logsumexp."""
-    import torch
-    valid = target != IGNORE
-    n = valid.sum() if rows is None else rows
-    if lse is None:
-        lse = (logits.exp().sum(1) + pad).log() if pad else logits.logsumexp(1)
-    safe = torch.where(valid, target, 0).long()
-    x_t = logits.gather(1, safe[:, None])[:, 0]
-    loss = torch.where(valid, lse - x_t, 0.0).sum() / n
-    p = (logits - lse[:, None]).exp()
-    one_hot = torch.zeros_like(p).scatter_(1, safe[:, None], 1.0) * valid[:, None]
-    if round_p:
-        p = p.to(torch.bfloat16).double()
-    scale = (dloss if upstream else 1.0) / n
-    return {"loss": loss.reshape(1), "dlogits": sign * (p - one_hot) * valid[:, None] * scale}
-
-
-def padded_zero(logits, target, dloss, V, BLOCK_V):
-    """Padded lanes load 0.0: each adds exp(0) = 1 (one phantom logit 0) to the row's sum. Where the
-    phantoms swamp a row (its logits far below 0), every p is then 0, as many other bugs make it:
-    there this formula says nothing, and gives the answer."""
-    import torch
-    pad = -V % BLOCK_V
-    lse = logits.logsumexp(1)
-    if pad:
-        phantom = (logits.exp().sum(1) + pad).log()
-        lse = torch.where(lse > phantom - 10.0, phantom, lse)
-    return ce(logits, target, dloss, lse=lse)
-
-
-def padded_rows_counted(logits, target, dloss, M, BLOCK_M):
-    """The count's padded lanes load a real class (0, say): each counts as a row."""
-    return ce(logits, target, dloss, rows=(target != IGNORE).sum() + (-M % BLOCK_M))
-
-
+# -- the known bugs, in float64 (the page's formulas: checker/specs/families/cross_entropy.py) -----
 def never_rescaled(logits, target, dloss, V, BLOCK_V):
     """The running sum is not rescaled when the running max grows: earlier blocks keep exp(x − m_old)."""
     import torch
@@ -115,34 +76,7 @@ def never_rescaled(logits, target, dloss, V, BLOCK_V):
     return ce(logits, target, dloss, lse=m + s.log())
 
 
-def digits_lost(logits, target, dloss) -> float:
-    """The gradient's elements are differences of numbers of the size of dloss / n (p_target − 1) and
-    its exponents are differences of logits (x − lse): it is exact to a few roundings of
-    max(1, |logits|) · dloss / n, however small it is itself. A confident row's gradient is 1e-4 of
-    that; this factor widens the tolerance by those roundings (1 for plain rows)."""
-    import torch
-    g = ce(logits, target, dloss)["dlogits"]
-    rms = float(g.pow(2).mean().sqrt()) if g.numel() else 0.0
-    n = max(int((target != IGNORE).sum()), 1)
-    unit = max(1.0, float(logits.abs().max())) * float(dloss.abs().max()) / n
-    return max(1.0, unit / rms) if rms > 0 else 1.0
-
-
-# -- inputs: targets with ignored rows, confident rows ------------------------------------------
-def with_ignored(every: int, rows: str = "M"):
-    """Targets in [0, V), every `every`-th row (from row 1) set to ignore_index; `rows` names the size."""
-    def draw(gen, dims, sizes):
-        import torch
-        target = torch.randint(0, sizes["V"], dims, generator=gen, dtype=torch.int64)
-        target[1::every] = IGNORE
-        return target
-    return custom(rows, draw, dtype="int32", note=f"every {every}th row from row 1 ignored ({IGNORE})")
-
-
-def confident_column(row: int, V: int) -> int:
-    return (7 * row + 3) % V
-
-
+# -- inputs: confident rows ---------------------------------------------------------------------
 def confident_logits(margin: float):
     """randn, with row r's column confident_column(r) raised to the row's max + margin."""
     def draw(gen, dims, sizes):
@@ -152,13 +86,6 @@ def confident_logits(margin: float):
         x[torch.arange(dims[0]), cols] = x.max(1).values + margin
         return x
     return custom("M V", draw, note=f"the target's logit = row max + {margin:g}")
-
-
-def confident_target():
-    def draw(gen, dims, sizes):
-        import torch
-        return torch.tensor([confident_column(r, sizes["V"]) for r in range(dims[0])], dtype=torch.int64)
-    return custom("M", draw, dtype="int32", note="the confident column of each row")
 
 
 def torch_step(logits, target, dloss, wrap):
@@ -189,10 +116,6 @@ LARGE = ("only the cases with large logits fail: exp(x) overflows fp32 once x > 
 NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded lanes load other=0.0, the "
             "max is 0 instead of the row's own max, and exp(x − 0) underflows to 0 (log 0 = −inf). Load "
             "them with other=-float(\"inf\"): exp(-inf − m) = 0 adds nothing to the sum.")
-CONFIDENT = ("only the cases with confident rows fail (the target's logit 10 above the rest, p_target = 1 − 1e-4): "
-             "is p rounded to bfloat16 before the − 1, or is the loss or the sum kept in bfloat16? In bf16, "
-             "1 − 1e-4 is 1.0, and the target's gradient vanishes. Keep p in fp32 through p − 1 and round once, "
-             "at the store.")
 PUZZLE = puzzle(
     27, "cross_entropy", "Fused cross-entropy, forward and backward",
     skill="an online logsumexp over a vocabulary far wider than a block, the loss and its gradient in one "

@@ -1,12 +1,11 @@
 """Puzzle 28: Linear + cross-entropy fused and chunked: the [N, V] logits never exist, only a chunk of
 rows at a time, in x's dtype and shifted by their column tile's max; the softmax's statistics from the
 logits product's epilogue, one cross-entropy pass, dx = dlogits W and dW = dlogitsᵀ x chunk by chunk."""
-from checker.puzzle.declare import (TOLERANCES, bench, case, custom, next_pow2, out, part, puzzle, randint, randn,
-                             scratch, variant)
-from checker.puzzle.model import SummaryPattern, Tolerance
-from checker.specs.p26_fused_layernorm_linear_step import blocks_of
-from checker.specs.p27_cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, digits_lost, padded_rows_counted,
-                                             padded_zero, with_ignored)
+from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, custom, next_pow2, out, part,
+                            puzzle, randint, randn, scratch, variant)
+from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
+                                                  digits_lost, padded_rows_counted, padded_zero, with_ignored)
+from checker.specs.families.tiles import blocks_of
 
 # the GPU's tiles: puzzle 26's 128 x 256 x 64, 8 warps, 3 stages, 8 row tiles per group; the
 # cross-entropy walks 16 column tiles (4096 columns) per step. A chunk of 2048 rows keeps its bf16
@@ -23,10 +22,6 @@ MID = dict(TILE_M=64, TILE_N=64, TILE_K=32, GROUP_M=8, NUM_WARPS=4, NUM_STAGES=3
 BF16_DW = {"bfloat16": Tolerance(atol=2 * TOLERANCES["bfloat16"].atol, rtol=2 * TOLERANCES["bfloat16"].rtol,
                                  per_condition=TOLERANCES["bfloat16"].per_condition),
            "float32": TOLERANCES["float32"]}
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def linear_cross_entropy(x, w, target):
@@ -184,7 +179,7 @@ def on_the_logits(bug):
     """One of puzzle 27's bugs (a function of the logits), carried through to dx and dW; the
     cross-entropy's column block is the logits product's column tile."""
     def compute(x, w, target, dloss, **sizes):
-        from checker.puzzle.declare import call_by_name
+        from checker.puzzle import call_by_name
         found = call_by_name(bug, {"logits": x @ w.T, "target": target, "dloss": dloss, "M": sizes["N"],
                                    "BLOCK_M": sizes["BLOCK_M"], "V": sizes["V"], "BLOCK_V": sizes["TILE_N"]})
         g = found["dlogits"]
@@ -226,20 +221,13 @@ def confident_x(logit: float):
     return custom("N H", draw, note=f"x_r · w[target_r] = {logit:g}")
 
 
-def confident_target():
-    def draw(gen, dims, sizes):
-        import torch
-        return torch.tensor([confident_column(r, sizes["V"]) for r in range(dims[0])], dtype=torch.int64)
-    return custom("N", draw, dtype="int32", note="the confident column of each row")
-
-
 def confident_inputs(logit: float) -> dict:
     """Rows whose target's logit is `logit`, far above the rest (p_target = 1 − 1e-4 or so). Their
     gradient is 1e-4 of dloss / n: dloss = 1000·randn keeps it above the checker's floor of 1e-3 on
     a gradient's RMS, as in puzzle 27."""
     return {"x": confident_x(logit), "w": custom("V H", lambda gen, dims, sizes: confident_w(*dims),
                                                  note="0.3·randn, the same in every run"),
-            "target": confident_target(), "dloss": randn("like loss", 0.0, 1000.0)}
+            "target": confident_target("N"), "dloss": randn("like loss", 0.0, 1000.0)}
 
 
 # -- the benchmark's other columns -----------------------------------------------------------------
@@ -284,7 +272,7 @@ def cublas_chunk_products(x, w, CHUNK):
 def only(names: tuple, compute):
     """A variant's outputs restricted to those its bug changes (the others it would predict right)."""
     def restricted(**values):
-        from checker.puzzle.declare import call_by_name
+        from checker.puzzle import call_by_name
         return {k: v for k, v in call_by_name(compute, values).items() if k in names}
     return restricted
 

@@ -1,7 +1,7 @@
 """Puzzle 29: rotary position embedding (RoPE) on q and k, forward and backward (the rotation's transpose)."""
 import functools
 
-from checker.puzzle.declare import bench, case, custom, part, puzzle, randint, randn, variant
+from checker.puzzle import bench, case, custom, part, puzzle, randint, randn, variant
 
 BASE = 10000.0
 

@@ -1,6 +1,6 @@
 """Puzzle 30: the SwiGLU gate h = silu(a)·b, forward and backward, then the whole gated MLP's backward."""
-from checker.puzzle.declare import CONDITIONED, bench, case, out, part, puzzle, randn, scratch, uniform, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, out, part, puzzle, randn,
+                            scratch, uniform, unwritten_mask, unwritten_where, variant)
 
 # bf16 MLP outputs: a and b (x W), dh (dy W_down), then h, da and db are each rounded to bf16 before
 # the product that uses them, as PyTorch's bf16 MLP rounds them: three or four roundings of 2**-9
@@ -9,10 +9,6 @@ from checker.puzzle.model import SummaryPattern, Tolerance
 # H100, cuBLAS's bf16 products of the larger GPU cases (K up to 2816) used 52-57 % of 3.2e-2 / 1.6e-2
 # for dW_gate and dW_up: half of the tolerance is the solution's share, hence 1.5 times that
 MLP_BF16 = {"bfloat16": Tolerance(atol=4.8e-2, rtol=2.4e-2, per_condition=CONDITIONED)}
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def silu(a):
@@ -60,24 +56,10 @@ def gate_bwd(kernels, a, b, dh, da, db, M, N, BLOCK, NUM_WARPS):
     kernels.swiglu_bwd_kernel[(cdiv(M * N, BLOCK),)](a, b, dh, da, db, M * N, BLOCK=BLOCK, num_warps=NUM_WARPS)
 
 
-def unwritten_where(out, where):
-    """out, with the elements that `where` marks left as the checker's never-written fill: an
-    output computed from elements your kernel never wrote is reported as never written, not as a
-    NaN the arithmetic made."""
-    import torch
-    from checker.poison import poison
-    if not bool(where.any()):
-        return out
-    fill = torch.empty_like(out)
-    poison(fill)
-    return torch.where(where.to(out.device), fill, out)
-
-
 def mlp_step(kernels, x, wg, wu, wd, dy, M, N, BLOCK, NUM_WARPS):
     """The gated MLP's forward and backward: PyTorch's matmuls (puzzles 15 and 16 graded yours),
     your two gate kernels between them. Only a and b are kept from the forward: h is recomputed
     in the backward for dW_down, by your forward kernel."""
-    from checker.poison import unwritten_mask
     a, b = x @ wg.T, x @ wu.T                      # the two up-projections, in x's dtype
     h = scratch((M, N), like=x)
     gate_fwd(kernels, a, b, h, M, N, BLOCK, NUM_WARPS)

@@ -1,7 +1,7 @@
 """Puzzle 31: the FlashAttention forward, o = softmax(scale · q kᵀ) v and its logsumexp, causal or not,
 one program per query block walking the key blocks with puzzle 11's online softmax and tl.dot."""
-from checker.puzzle.declare import TOLERANCES, bench, case, next_pow2, out, part, puzzle, randn, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
+                            randn, variant)
 
 # lse is fp32 whatever the inputs: from bf16 q and k the scores are exact products summed in fp32,
 # so lse stays within a few fp32 roundings (a bf16 score or sum misses it by 2**-9 of its size)
@@ -14,10 +14,6 @@ O_BF16 = {"bfloat16": Tolerance(atol=2 * TOLERANCES["bfloat16"].atol, rtol=2 * T
 # the GPU benchmark's tiles (H100, bf16): 128 queries x 64 keys per step, 8 warps at D = 128
 FAST = dict(BLOCK_Q=128, BLOCK_K=64, NUM_WARPS=8, NUM_STAGES=3)
 FAST_D64 = dict(BLOCK_Q=128, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def scores(q, k, CAUSAL: bool, factor: float = 1.0):

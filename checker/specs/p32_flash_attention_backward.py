@@ -1,7 +1,7 @@
 """Puzzle 32: the FlashAttention backward, dQ, dK and dV from the forward's o and logsumexp, causal or
 not: Δ in a first kernel, dK and dV by programs that own a key block, dQ by a second walk."""
-from checker.puzzle.declare import CONDITIONED, bench, case, next_pow2, out, part, puzzle, randn, scratch, variant
-from checker.puzzle.model import SummaryPattern, Tolerance
+from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
+                            randn, scratch, variant)
 
 # dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
 # its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do. On the H100 the
@@ -20,10 +20,6 @@ DQ = {"bfloat16": BF16_GRAD}
 FAST = dict(BLOCK_Q=32, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=4, DQ_TILES=(128, 64, 8, 3))
 FAST_D64 = dict(BLOCK_Q=64, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
 LOG2E = 1.4426950408889634
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def scores(q, k, CAUSAL: bool):
