@@ -65,7 +65,7 @@ kernelspec:
 :tags: [remove-cell]
 import os
 os.environ.setdefault("TRITON_INTERPRET", "1")  # run Triton on the CPU; must precede `import triton`
-import figures
+import figures.base
 import puzzle_page
 ```
 
@@ -78,7 +78,7 @@ puzzle_page.show_statement("{key}")
 
 ```{{code-cell}} ipython3
 :tags: [remove-input]
-figures.lanes(10, 4, title="TODO: the picture of this puzzle's programs");
+figures.base.lanes(10, 4, title="TODO: the picture of this puzzle's programs");
 ```
 
 ## What the checker says about the reference solution

@@ -15,7 +15,7 @@ Pure Python, so the report can use it without torch.
 from __future__ import annotations
 
 from checker.diagnosis import arbitrate
-from checker.diagnosis.model import Diagnosis, Strength
+from checker.diagnosis.model import Diagnosis
 from checker.puzzle.model import Case, Puzzle
 
 
@@ -33,6 +33,5 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"
         if covers and all(pattern.selects(case) for case, _ in failing) and any(not pattern.selects(c) for c in passing):
-            found.append((len(selected), Diagnosis(pattern.hint, pattern.cause, tuple(pattern.candidates),
-                                                   code="cases.pattern", strength=Strength.PATTERN)))
+            found.append((len(selected), pattern.diagnosis))
     return arbitrate.most_specific(found)

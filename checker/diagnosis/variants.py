@@ -87,6 +87,7 @@ def combine(variants: list, share: Diagnosis) -> Diagnosis:
     texts = list(dict.fromkeys(text for text, _ in explanations))
     causes = tuple(dict.fromkeys(cause for _, classes in explanations for cause in classes if cause))
     if len(texts) == 1:
-        return Diagnosis(texts[0], variants[0].cause, code="variant.combined") if len(variants) == 1 else asking(texts[0], *causes, code="variant.combined")
+        # one variant alone: its own diagnosis; the same words from several: ask about their causes
+        return variants[0].diagnosis if len(variants) == 1 else asking(texts[0], *causes, code="variant.several")
     lines = " Or: ".join(texts)
-    return asking(f"these numbers fit more than one known mistake. {lines}", *causes, code="variant.combined")
+    return asking(f"these numbers fit more than one known mistake. {lines}", *causes, code="variant.several")

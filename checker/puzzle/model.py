@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
+
+from checker.diagnosis.model import Diagnosis, Strength
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,26 +79,54 @@ class Reference:
     alternatives: dict[str, dict[str, Any]] = field(default_factory=dict)  # pattern -> outputs of a known bug
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Pattern:
-    """A known bug: if a wrong output matches `Reference.alternatives[name]`, show `hint`; `cause`
-    is its class (checker/diagnosis/model.py CAUSES)."""
+    """A known bug: if a wrong output matches `Reference.alternatives[name]`, its diagnosis (the
+    `hint`, and `cause`, its class in checker/diagnosis/model.py CAUSES) is the output's."""
     name: str
-    hint: str
-    cause: str
+    diagnosis: Diagnosis
+
+    def __init__(self, name: str, hint: str, cause: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "diagnosis", Diagnosis(hint, cause, code=f"variant.{name}"))
+
+    @property
+    def hint(self) -> str:
+        return self.diagnosis.text
+
+    @property
+    def cause(self) -> str:
+        return self.diagnosis.cause
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SummaryPattern:
     """If only cases selected by `selects` fail, at least `coverage` of them do, and other cases
-    pass, show `hint`. Which cases fail is weak evidence on its own: `cause` names the class only
-    where that pattern leaves one explanation (only bf16 fails: precision); otherwise `candidates`
-    lists the classes the hint asks about, likeliest first (checker/diagnosis/model.py)."""
-    hint: str
+    pass, its diagnosis is shown. Which cases fail is weak evidence on its own: `cause` names the
+    class only where that pattern leaves one explanation (only bf16 fails: precision); otherwise
+    `candidates` lists the classes the hint asks about, likeliest first (checker/diagnosis/model.py)."""
     selects: Callable[[Case], bool]
-    coverage: float = 0.5
-    cause: str = ""
-    candidates: tuple[str, ...] = ()
+    coverage: float
+    diagnosis: Diagnosis
+
+    def __init__(self, hint: str, selects: Callable[[Case], bool], coverage: float = 0.5, cause: str = "",
+                 candidates: Sequence[str] = (), code: str = "cases.pattern") -> None:
+        object.__setattr__(self, "selects", selects)
+        object.__setattr__(self, "coverage", coverage)
+        object.__setattr__(self, "diagnosis", Diagnosis(hint, cause, tuple(candidates), code=code,
+                                                        strength=Strength.PATTERN))
+
+    @property
+    def hint(self) -> str:
+        return self.diagnosis.text
+
+    @property
+    def cause(self) -> str:
+        return self.diagnosis.cause
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return self.diagnosis.candidates
 
 
 @dataclass(frozen=True)

@@ -40,14 +40,16 @@ def generic_summaries(declared: Any, hints: Mapping[str, Any]) -> list[SummaryPa
     texts = dict(GENERIC_SUMMARIES) | {key: h if h is None or isinstance(h, tuple) else (h, GENERIC_SUMMARIES[key][1])
                                        for key, h in hints.items()}
     tags = {t for c in declared.cases for t in c.tags}
-    generic = [SummaryPattern(texts[t][0], (lambda tag: lambda c: tag in c.tags)(t), candidates=texts[t][1])
+    generic = [SummaryPattern(texts[t][0], (lambda tag: lambda c: tag in c.tags)(t), candidates=texts[t][1],
+                              code=f"cases.{t}")
                for t in TAGGED if t in tags and texts[t] is not None]
     if texts["bfloat16"] is not None and any(c.dtype == "bfloat16" for c in declared.cases):
         generic.append(SummaryPattern(texts["bfloat16"][0], lambda c: c.dtype == "bfloat16", coverage=0.5,
-                                      candidates=texts["bfloat16"][1]))
+                                      candidates=texts["bfloat16"][1], code="cases.bfloat16"))
     documented = next((c for c in declared.cases if c.documented), None)
     if texts["documented"] is not None and documented is not None:
         sizes = declared.sizes
         generic.append(SummaryPattern(texts["documented"][0], lambda c, d=dict(sizes(documented)): dict(sizes(c)) != d,
-                                      coverage=1.0, candidates=texts["documented"][1]))
+                                      coverage=1.0, candidates=texts["documented"][1],
+                                      code="cases.not_documented"))
     return generic

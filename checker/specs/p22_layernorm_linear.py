@@ -59,7 +59,7 @@ def backward(k, x, gamma, beta, w, bias, dy, output, grad_input, grad_ln_weight,
 # per_row: a running fp32 sum of M same-sign shares (atomics add one share at a time) drifts by up
 # to ~M*u/2 relative: measured 2.6e-5 for 2048 identical rows on an H100, against M*u = 1.2e-4.
 # Chosen from the measured error of the reference kernels and tight enough that every kernel in
-# tests/catalog_p22.py fails. bf16 outputs keep 8 significant bits (relative rounding 2**-9);
+# tests/bugs/p22.py fails. bf16 outputs keep 8 significant bits (relative rounding 2**-9);
 # parameter gradients accumulate in fp32 from bf16 inputs, so they stay tighter.
 FP32 = Tolerance(atol=2e-5, rtol=2e-5, per_condition=16 * FP32_ROUNDING)
 BF16_OUT = Tolerance(atol=1.5e-2, rtol=1.5e-2, per_condition=16 * FP32_ROUNDING)
