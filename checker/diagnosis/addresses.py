@@ -18,6 +18,11 @@ Where the evidence fits both, the finding says so and asks. Each finding is a Di
 stable code ("addr.step", "addr.start", "addr.transposed", ...); the
 lanes it reads are facts of checker/evidence/lanes.py. Pure NumPy, no Triton: the sanitizer's
 faults and records feed it, tests drive it directly.
+
+Why one module of some 700 lines: its findings are one ordered decision (out_of_bounds tries them
+in turn, the first that the lanes prove wins) over the same few readings of the lanes (steps,
+origins, reach); apart, the order would live in one file and the readings it depends on in others.
+Split it by the question asked (out of bounds, two programs meeting) when either grows further.
 """
 from __future__ import annotations
 
