@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from book_pages import ARTIFACTS, BUILD, HTML
+from book_pages import ARTIFACTS, BUILD, HTML, ROOT
 
 
 # ------------------------------------------------------------------------------------------
