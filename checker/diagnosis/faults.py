@@ -20,14 +20,14 @@ import numpy as np
 
 from checker.diagnosis import addresses
 from checker.diagnosis.compile_errors import compile_error, is_compile_error, mistake
-from checker.diagnosis.model import Diagnosis, Span, Strength, asking
+from checker.diagnosis.model import Diagnosis, HoldsDiagnosis, Span, Strength, asking
 from checker.evidence.lanes import Site, lane_steps
 from checker.evidence.model import Fault, Place
 from checker.source import KernelSource
 
 
 @dataclass
-class KernelError:
+class KernelError(HoldsDiagnosis):
     """What stopped the kernels, for the report. diagnosis: what the learner reads, and the cause it
     names or the causes it asks about."""
     kind: str          # "not_implemented", "exception", "compile", "out_of_bounds", "race", "gpu_fault", ...
@@ -41,13 +41,6 @@ class KernelError:
         """One short paragraph for the learner."""
         return self.diagnosis.text
 
-    @property
-    def cause(self) -> str:
-        return self.diagnosis.cause
-
-    @property
-    def candidates(self) -> tuple[str, ...]:
-        return self.diagnosis.candidates
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "message": self.message, "where": self.where, "code": self.code,

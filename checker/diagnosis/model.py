@@ -123,6 +123,20 @@ class Diagnosis:
 NO_HINT = Diagnosis("")
 
 
+class HoldsDiagnosis:
+    """A record that carries a diagnosis (a known bug, a pattern across cases, what stopped the
+    kernels): its cause and candidates, read through from it."""
+    diagnosis: Diagnosis
+
+    @property
+    def cause(self) -> str:
+        return self.diagnosis.cause
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return self.diagnosis.candidates
+
+
 def certain(text: str, cause: str, code: str = "", **more: Any) -> Diagnosis:
     """The evidence singles out one cause."""
     return Diagnosis(text, cause, code=code, **more)

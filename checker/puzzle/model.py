@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from checker.diagnosis.model import Diagnosis, Strength
+from checker.diagnosis.model import Diagnosis, HoldsDiagnosis, Strength
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,7 +80,7 @@ class Reference:
 
 
 @dataclass(frozen=True, init=False)
-class Pattern:
+class Pattern(HoldsDiagnosis):
     """A known bug: if a wrong output matches `Reference.alternatives[name]`, its diagnosis (the
     `hint`, and `cause`, its class in checker/diagnosis/model.py CAUSES) is the output's."""
     name: str
@@ -94,13 +94,9 @@ class Pattern:
     def hint(self) -> str:
         return self.diagnosis.text
 
-    @property
-    def cause(self) -> str:
-        return self.diagnosis.cause
-
 
 @dataclass(frozen=True, init=False)
-class SummaryPattern:
+class SummaryPattern(HoldsDiagnosis):
     """If only cases selected by `selects` fail, at least `coverage` of them do, and other cases
     pass, its diagnosis is shown. Which cases fail is weak evidence on its own: `cause` names the
     class only where that pattern leaves one explanation (only bf16 fails: precision); otherwise
@@ -119,14 +115,6 @@ class SummaryPattern:
     @property
     def hint(self) -> str:
         return self.diagnosis.text
-
-    @property
-    def cause(self) -> str:
-        return self.diagnosis.cause
-
-    @property
-    def candidates(self) -> tuple[str, ...]:
-        return self.diagnosis.candidates
 
 
 @dataclass(frozen=True)
