@@ -175,7 +175,7 @@ def test_an_edited_checker_gets_a_new_server(runtime, tmp_path):
         shutil.copytree(REPO_ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     assert checker(env, "p01", "--solution", cwd=copy).returncode == 0
     old = wait_for_server(folder, copy)
-    with open(copy / "checker" / "hints.py", "a", encoding="utf-8") as edit:
+    with open(copy / "checker" / "diagnosis" / "model.py", "a", encoding="utf-8") as edit:
         edit.write("# an edit\n")
     edited = checker(env, "p01", "--solution", cwd=copy)
     assert edited.returncode == 0 and served(folder) == []  # ran here, not by the old server
