@@ -56,7 +56,6 @@ PASSING = [
 
 
 # -- measured: bugs a learner writes, and correct rewrites (tests/bugs/measure.py) --------------
-X_LOAD = "x = tl.load(x_ptr + rows[:, None] * stride_xm + cols[None, :] * stride_xn, mask=mask)"
 STORE = "tl.store(z_ptr + rows[:, None] * N + cols[None, :], x + b[None, :], mask=mask)"
 
 MEASURED = [

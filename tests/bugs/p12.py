@@ -72,7 +72,6 @@ PASSING = [
 # -- measured: bugs a learner writes, and correct rewrites (tests/bugs/measure.py) --------------
 FIRST = ("    acc = tl.zeros([BLOCK_N], dtype=tl.float32)\n    for start in range(0, N, BLOCK_N):\n"
          "        cols = start + tl.arange(0, BLOCK_N)\n        mask = cols < N\n")
-STORE = "tl.store(dx_ptr + row * N + cols, y * (dy - s), mask=mask)"
 SECOND = ("    for start in range(0, N, BLOCK_N):\n        cols = start + tl.arange(0, BLOCK_N)\n"
           "        mask = cols < N\n        y = tl.load(y_row + cols, mask=mask, other=0.0).to(tl.float32)\n"
           "        dy = tl.load(dy_row + cols, mask=mask, other=0.0).to(tl.float32)\n        tl.store")

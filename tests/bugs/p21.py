@@ -88,7 +88,6 @@ PASSING = [
 
 
 # -- measured: bugs a learner writes, and correct rewrites (tests/bugs/measure.py) --------------
-DX = "dx = rstd * (dz * gamma - mean_g - x_hat * mean_gxhat)"
 SWEEP3 = ("    for start in range(0, H, BLOCK_H):\n        cols = start + tl.arange(0, BLOCK_H)\n        mask = cols < H\n"
           "        x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)\n"
           "        dz = tl.load(dz_row + cols, mask=mask, other=0.0).to(tl.float32)\n"
