@@ -6,6 +6,7 @@
     python tests/bugs/measure.py --json out.json # everything, machine-readable (diff two runs)
     python tests/bugs/measure.py --only stride   # entries whose name contains a word
     python tests/bugs/measure.py p24 --full      # each report in full
+    python tests/bugs/measure.py --corpus DIR    # a blind set kept apart until it is scored
 
 The corpus is each tests/bugs/pNN.py's MEASURED (bugs, with their true cause) and RIGHT (correct
 rewrites), written apart from its PINNED entries: it measures the hints, where PINNED pins them.
@@ -33,6 +34,7 @@ Verdicts for a bug that is caught:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -50,7 +52,7 @@ from checker import registry  # noqa: E402
 from checker.run.session import run_check  # noqa: E402
 from checker.source import from_text  # noqa: E402
 
-from bugs import Bug, apply, entries, keys as corpus_keys  # noqa: E402
+from bugs import Bug, Entries, apply, entries, keys as corpus_keys  # noqa: E402
 
 
 # -- reading a report's hints ---------------------------------------------------------------------
@@ -172,9 +174,18 @@ def verdict(bug: Bug, hints: list[dict]) -> str:
 
 
 # -- running ----------------------------------------------------------------------------------------
-def load(key: str):
-    """The puzzle's corpus (MEASURED, RIGHT), or None where its file has neither."""
-    found = entries(key)
+def load(key: str, corpus: Path | None = None):
+    """The puzzle's corpus (MEASURED, RIGHT), or None where its file has neither. corpus: a folder of
+    pNN.py files written apart (a blind set not yet merged), read instead of tests/bugs/."""
+    if corpus is None:
+        found = entries(key)
+    elif (corpus / f"{key}.py").is_file():
+        spec = importlib.util.spec_from_file_location(f"corpus_{key}", corpus / f"{key}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found = Entries(key, measured=list(getattr(module, "MEASURED", [])), right=list(getattr(module, "RIGHT", [])))
+    else:
+        return None
     return found if found.measured or found.right else None
 
 
@@ -254,14 +265,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bugs", action="store_true", help="the bugs only")
     parser.add_argument("--right", action="store_true", help="the correct rewrites only")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--corpus", type=Path, help="a folder of pNN.py corpus files written apart (default: tests/bugs)")
     args = parser.parse_args(argv)
 
     keys = [k if k.startswith("p") else f"p{int(k):02d}" for k in args.puzzles] or \
-        [k for k in corpus_keys() if load(k) is not None]
+        [k for k in corpus_keys() if load(k, args.corpus) is not None]
     records = []
     print(f"{'':3} {'entry':<38} {'part':<9} {'true class':<20} {'verdict':<13} hint classes (x! named, x? asked)")
     for key in keys:
-        corpus = load(key)
+        corpus = load(key, args.corpus)
         if corpus is None:
             print(f"{key}: no corpus (MEASURED, RIGHT) in tests/bugs/{key}.py")
             continue
