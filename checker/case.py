@@ -10,6 +10,7 @@ import torch
 from checker.evidence.compare import compare
 from checker.poison import poison, poison_of, unwritten_mask
 from checker.diagnosis.model import NO_HINT, Diagnosis, Strength, certain
+from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
@@ -147,6 +148,27 @@ def _written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[st
     return kinds
 
 
+def _unused_pointers(source: KernelSource, names: list[str], kernels: tuple[str, ...]) -> set[str] | None:
+    """The inputs whose pointer parameter (b, b_ptr) some kernel of the part takes and none of its
+    bodies uses: a load meant for them must read elsewhere. None where the text cannot be read."""
+    import ast
+    try:
+        tree = ast.parse(source.text)
+    except SyntaxError:
+        return None
+    taken, used = set(), set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or node.name not in kernels:
+            continue
+        params = {a.arg for a in node.args.args}
+        body = {n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        for name in names:
+            pointers = set(_pointer_names(name)) & params
+            taken |= {name} if pointers else set()
+            used |= {name} if pointers & body else set()
+    return taken - used
+
+
 def _evidence(part: Part, memory: MemoryEvidence | None, source: KernelSource, inputs: dict) -> Evidence:
     """What the launch did besides its values: what the sanitizer saw where it ran, else the text."""
     peaks = [float(v.detach().abs().max()) for v in inputs.values()
@@ -260,7 +282,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         return {**result, "status": "error", "error": error.to_json(), "fatal": fatal}
 
     mutated = _mutated_inputs(before, inputs)
-    comparisons, maps, evidence = [], {}, None
+    comparisons, maps, evidence, operands = [], {}, None, None
     overrun = overruns(guards)
     for output in part.outputs:
         got = produced.get(output.name)
@@ -283,7 +305,9 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                 evidence.unwritten = _unwritten_counts(part, produced, poisoned)
             others = {o.name: (produced.get(o.name), puzzle.tolerance(case.dtype, o)) for o in part.outputs
                       if o.name != output.name}
-            diagnosis = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others)
+            if operands is None:
+                operands = Operands(puzzle, case, before, _unused_pointers(source, list(before), part.kernels))
+            diagnosis = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others, operands)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
         comparisons.append({**comparison.to_json(), **diagnosis.to_json(), "forward": output.forward,
                             "title": output.title or output.label})
@@ -296,6 +320,12 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
     hints = _address_hints(memory) if not ok else []
+    if mutated:
+        hints.append(certain(f"the kernel changed its inputs: {', '.join(mutated)}. Inputs are read-only (the "
+                             f"caller still needs them: a backward reads what the forward read); write only to the "
+                             f"outputs, and keep a value you need to change in a register or a scratch buffer.",
+                             "inplace", code="values.inplace", strength=Strength.PROOF,
+                             data={"inputs": mutated}).to_json())
     if not ok and evidence is None:
         evidence = _evidence(part, memory, source, before)
     seen = {name: sorted(kinds) for name, kinds in (evidence.kinds or {}).items()} if evidence else {}

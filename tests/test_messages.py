@@ -228,7 +228,7 @@ def test_nan_read_from_another_output_left_unwritten_points_there_before_large_i
 def test_a_constant_factor_also_asks_about_a_mask_or_row_offsets_that_leave_terms_out():
     import torch
 
-    from checker.diagnosis.values import _ratio_hint
+    from checker.diagnosis.factors import ratio_hint as _ratio_hint
     ref = torch.linspace(1.0, 2.0, 12, dtype=torch.float64)
     hint = _ratio_hint(3 * ref, ref, None)  # a whole factor: named without a case
     assert hint.candidates == ("formula", "loop", "accumulate", "mask", "address")

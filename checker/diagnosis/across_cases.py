@@ -15,13 +15,23 @@ Pure Python, so the report can use it without torch.
 from __future__ import annotations
 
 from checker.diagnosis import arbitrate
-from checker.diagnosis.model import Diagnosis
+from checker.diagnosis.model import Diagnosis, Strength, asking
 from checker.puzzle.model import Case, Puzzle
+
+
+def trivial(case: Case) -> bool:
+    """A case with a blocked size of 1 (one row, one key, one element): the one case that a formula
+    slip (a missing 1/n, a softmax not divided by its sum) cannot break. Its passing says nothing.
+    (One batch or one head is no such case: nothing is reduced over them.)"""
+    return "trivial" in case.tags
 
 
 def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diagnosis]:
     """results: (case, its case_result event). The most specific one (fewest cases of its kind):
-    a second, broader pattern over the same failures only adds a question that pulls elsewhere."""
+    a second, broader pattern over the same failures only adds a question that pulls elsewhere.
+    A pattern holds only where a case outside it that is not trivial passes: where only trivial
+    cases pass, what fails is every case a slip in the formula can break, whatever its kind. And
+    a size every passing case shares and every failing case lacks (same_size), beside it."""
     failing = [(case, r) for case, r in results if r.get("status") != "pass"]
     passing = [case for case, r in results if r.get("status") == "pass"]
     if not failing or not passing:
@@ -32,6 +42,32 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
             continue
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"
-        if covers and all(pattern.selects(case) for case, _ in failing) and any(not pattern.selects(c) for c in passing):
+        if (covers and all(pattern.selects(case) for case, _ in failing)
+                and any(not pattern.selects(c) and not trivial(c) for c in passing)):
             found.append((len(selected), pattern.diagnosis))
-    return arbitrate.most_specific(found)
+    shown = arbitrate.most_specific(found)
+    shared = same_size(puzzle, [c for c, _ in failing], passing)
+    if shared and not any(d.code == "cases.not_documented" for d in shown):
+        shown.append(shared)
+    return shown
+
+
+def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case]) -> Diagnosis | None:
+    """Every passing case has size S = v (two at least, and not all trivial), and every failing case
+    (two at least) has another S: a number written into the kernel where S belongs?"""
+    if len(passing) < 2 or len(failing) < 2 or all(trivial(c) for c in passing):
+        return None
+    for name in failing[0].sizes:
+        values = {c.sizes.get(name) for c in passing}
+        if len(values) != 1:
+            continue
+        value = next(iter(values))
+        if value is None or value == 1 or any(c.sizes.get(name) == value for c in failing):
+            continue
+        others = sorted({c.sizes.get(name) for c in failing if c.sizes.get(name) is not None})
+        return asking(f"every case with {name} = {value} passes, and every case with another {name} "
+                      f"({', '.join(map(str, others[:4]))}{', …' if len(others) > 4 else ''}) fails: is {name} — "
+                      f"or a number made from it ({name} // 2, 1/√{name}, a block of {name}) — written into the "
+                      f"kernel? Use the argument the kernel receives.", "hardcoded", code="cases.same_size",
+                      strength=Strength.PATTERN, data={"size": name, "value": value})
+    return None

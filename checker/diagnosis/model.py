@@ -27,7 +27,8 @@ CAUSES = {
     "address": "an address computed wrongly: a stride, a row, column or program offset, the axis a "
                "program id picks, offsets in bytes, values stored transposed",
     "loop": "a loop's bounds or step: part of the row or of the reduction not covered, or covered twice",
-    "accumulate": "a running value overwritten instead of accumulated, or not started from zero",
+    "accumulate": "a running value overwritten instead of accumulated, not started from zero, or not carried "
+                  "from block to block as it must be (an online softmax's sum not rescaled when its max grows)",
     "atomic": "shares from several programs summed without atomics (a plain load, add and store races)",
     "fill": "the value padded lanes load (other=) or a reduction starts from, wrong for that reduction",
     "formula": "the arithmetic: a term dropped or wrong, a wrong operand, constant or scale",

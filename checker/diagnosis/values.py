@@ -18,6 +18,8 @@ import torch
 from checker.evidence.compare import Comparison, absolute_tolerance, matches
 from checker.tensors import unravel
 from checker.diagnosis.model import NO_HINT, Diagnosis, asking, certain, observed
+from checker.diagnosis.factors import ratio_hint, row_factor_hint, slice_hint
+from checker.diagnosis.operands import Operands, operand_hint
 from checker.diagnosis.variants import combine, known_bugs
 from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
 
@@ -304,40 +306,6 @@ def _moved_hint(got: torch.Tensor, ref: torch.Tensor, scale: float, tol: Toleran
                    f"arithmetic: check each offset, the strides, and which program id picks which block.", "address", code="values.moved")
 
 
-# ---------------------------------------------------------------------------------------------
-# What the wrong elements have in common, when nothing else is singled out
-
-
-def _ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Diagnosis:
-    """Every element off by the same factor: a constant or a scale in the formula."""
-    sizeable = ref.abs() > 1e-3 * float(ref.abs().max())
-    if int(sizeable.sum()) < 4:
-        return NO_HINT
-    values = ref[sizeable]
-    if float(values.std()) <= 1e-3 * float(values.abs().mean()):
-        return NO_HINT  # equal values (constant inputs): every mistake looks like a constant factor
-    ratio = got[sizeable] / values
-    c = float(ratio.median())
-    if not (abs(c - 1) > 1e-3 and bool(((ratio - c).abs() <= 1e-4 * abs(c) + 1e-12).all())) or c == 0:
-        return NO_HINT
-    found = []
-    if case is not None:
-        known = {**case.sizes, **{k: v for k, v in case.params.items() if isinstance(v, int) and not isinstance(v, bool)}}
-        close = lambda x: abs(x - c) < 1e-6 * abs(c)  # noqa: E731
-        found = ([a for a, x in known.items() if close(x)] + [f"1 / {a}" for a, x in known.items() if x and close(1 / x)]
-                 + [f"{a} / {b}" for a, x in known.items() for b, y in known.items() if a != b and y and close(x / y)])
-    whole = next((f"{k:g}" for k in (round(c), 1 / round(1 / c) if abs(c) < 1 else None) if k and abs(k - c) < 1e-6 * abs(c)), "")
-    if not found and not (whole and abs(c) >= 1):
-        return NO_HINT  # a factor nothing names is no evidence of a constant in the formula
-    names = f" (= {found[0]})" if found else ""
-    return asking(f"every element is {c:.6g} times the expected value{names}: a constant factor. A sum divided by the "
-                  f"wrong count, a scale applied twice or not at all, a loop that covers the wrong range, or a sum "
-                  f"started over where it should carry on (only the last of several terms kept)? Or, where the terms "
-                  f"of a sum are alike, a mask that leaves some of them out, or row offsets that have programs take "
-                  f"some of them twice and others never (a first row computed with the wrong block size)?",
-                  "formula", "loop", "accumulate", "mask", "address", code="values.factor")
-
-
 FP16_MAX = 65504.0
 LARGE_INPUT = 30.0   # randn inputs stay below ~6; a case that means its inputs to be large goes far past this
 
@@ -414,8 +382,9 @@ def _rare_one(puzzle: Puzzle, size: str) -> bool:
 
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
                 comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None,
-                others: dict | None = None) -> Diagnosis:
-    """The hint for one wrong output. others: the case's other outputs, name -> (got, tolerance)."""
+                others: dict | None = None, operands: Operands | None = None) -> Diagnosis:
+    """The hint for one wrong output. others: the case's other outputs, name -> (got, tolerance);
+    operands: the case's hypotheses about its operands (checker/diagnosis/operands.py)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
     got = got.detach().double().cpu().reshape(ref.shape)
@@ -445,4 +414,10 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
         return _nonfinite_hint(got, ref, comparison, evidence, output.name, case, puzzle)
     if share:
         return share
-    return _moved_hint(got, ref, scale, tol, reference.condition) or _ratio_hint(got, ref, case)
+    dims = next((d for n, d in getattr(puzzle, "input_dims", {}).items()
+                 if operands is not None and n in operands.values and tuple(operands.values[n].shape) == tuple(ref.shape)), ())
+    return (_moved_hint(got, ref, scale, tol, reference.condition)
+            or operand_hint(operands, output, got, reference, tol, others)
+            or ratio_hint(got, ref, case)
+            or row_factor_hint(got, ref, tol, scale, reference.condition, output.label)
+            or slice_hint(got, ref, tol, scale, reference.condition, output.label, dims))

@@ -30,25 +30,33 @@ def known_bugs(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Ref
         alternative = reference.alternatives.get(pattern.name, {}).get(output.name)
         if alternative is None or matches(alternative, ref, scale, tol, 1.0, reference.condition):
             continue
-        if _contradicted(pattern.name, output.name, reference, others or {}, small_only=ref.numel() >= FEW):
+        if contradicted(reference.alternatives.get(pattern.name, {}), output.name, reference, others or {},
+                        small_only=ref.numel() >= FEW):
             continue  # the variant predicts another output that came out otherwise: not this bug alone
-        if (matches(got, alternative, scale, tol, condition=reference.condition)
-                and _distance(got, alternative, ref, scale, tol, reference.condition)
-                < 0.25 * _distance(got, ref, ref, scale, tol, reference.condition)
-                and rms(got - alternative.double().reshape(got.shape)) <= VARIANT_SHAPE * rms(alternative)):
-            # nearer the variant than the answer by a clear margin: a variant only a little way from
-            # the answer would otherwise match any kernel that is a little off (bf16 rounding). And
-            # the variant's own numbers, not only its size: where the tolerance is wide (an
-            # ill-conditioned case) two outputs near 0 "match" whatever made them small
+        if fits(got, alternative, ref, scale, tol, reference.condition):
             found.append(pattern)
     return found
 
 
-def _contradicted(name: str, own: str, reference: Reference, others: dict, small_only: bool = False) -> bool:
-    """Does some other output of the case differ from what variant `name` predicts for it?
-    small_only: ask only of outputs of a few numbers (a loss beside a gradient): a variant may model
-    a large side output only roughly (p31's base-2 scores: o exactly, lse not)."""
-    for other, alternative in reference.alternatives.get(name, {}).items():
+def fits(got: torch.Tensor, alternative: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
+         condition: float) -> bool:
+    """Does a wrong output reproduce a hypothesis (a known bug's output, a recomputed answer)?
+    Within the tolerance of it, nearer it than the answer by a clear margin (a hypothesis only a
+    little way from the answer would otherwise match any kernel that is a little off: bf16
+    rounding), and near its own numbers, not only its size (where the tolerance is wide, an
+    ill-conditioned case, two outputs near 0 "match" whatever made them small)."""
+    return (matches(got, alternative, scale, tol, condition=condition)
+            and _distance(got, alternative, ref, scale, tol, condition)
+            < 0.25 * _distance(got, ref, ref, scale, tol, condition)
+            and rms(got - alternative.double().reshape(got.shape)) <= VARIANT_SHAPE * rms(alternative))
+
+
+def contradicted(prediction: dict, own: str, reference: Reference, others: dict, small_only: bool = False) -> bool:
+    """Does some other output of the case differ from what a hypothesis predicts for it
+    (prediction: output name -> its values under the hypothesis)? small_only: ask only of outputs
+    of a few numbers (a loss beside a gradient): a variant may model a large side output only
+    roughly (p31's base-2 scores: o exactly, lse not)."""
+    for other, alternative in prediction.items():
         if other == own or other not in others or others[other][0] is None:
             continue
         if small_only and reference.outputs[other].numel() >= FEW:

@@ -7,13 +7,14 @@ model.py       the Puzzle the checker runs (Case, Part, Output, Reference, Toler
 declare.py     out, part, case, bench, variant: the records a spec writes
 build.py       puzzle(): the short form to the model; call_by_name
 summaries.py   the summary hints every puzzle gets for its kinds of cases (puzzle(hints=...))
-inputs.py      randn, uniform, full, randint, custom, identical_rows: how inputs are drawn
+inputs.py      randn, uniform, full, randint, custom, identical_rows, spread_rows: how inputs are drawn
 tolerances.py  the default tolerances per dtype (TOLERANCES, CONDITIONED, ...)
 launch.py      what a launch may call: scratch, shared, sm_count, cdiv, unwritten_where; next_pow2
 """
 from checker.puzzle.build import call_by_name, puzzle
 from checker.puzzle.declare import bench, case, out, part, variant
-from checker.puzzle.inputs import TensorInput, custom, full, identical_rows, randint, randn, uniform
+from checker.puzzle.inputs import (TensorInput, custom, full, identical_rows, randint, randn, spread_rows,
+                                   uniform)
 from checker.puzzle.launch import (cdiv, next_pow2, scratch, shared, sm_count, timing, unwritten_mask,
                                    unwritten_where)
 from checker.puzzle.model import Case, SpecError, SummaryPattern, Tolerance
@@ -23,4 +24,4 @@ from checker.tensors import rms
 __all__ = ["ACCUMULATED_TOLERANCES", "CONDITIONED", "Case", "EXACT", "FP32_ROUNDING", "SpecError",
            "SummaryPattern", "TOLERANCES", "TensorInput", "Tolerance", "bench", "call_by_name", "case", "cdiv",
            "custom", "full", "identical_rows", "next_pow2", "out", "part", "puzzle", "randint", "randn", "rms",
-           "scratch", "shared", "sm_count", "timing", "uniform", "unwritten_mask", "unwritten_where", "variant"]
+           "scratch", "shared", "sm_count", "spread_rows", "timing", "uniform", "unwritten_mask", "unwritten_where", "variant"]

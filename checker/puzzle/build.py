@@ -102,6 +102,8 @@ class DeclaredPuzzle:
                         tags.add("non_pow2")
                 if n == 1:
                     tags.add("single")
+                    if block:  # one row, one key of a blocked size: a slip in the formula cannot show
+                        tags.add("trivial")
                 if block and n > block:
                     tags.update(("wide", f"wide_{size}"))  # wide_N: summary patterns per dimension
                     # named by the parameter: a puzzle's parts may block the size differently
@@ -211,7 +213,12 @@ class DeclaredPuzzle:
                 self.float64_on_cpu = True
         return work(self._float64_values(inputs, "cpu"))
 
-    def _reference(self, values: dict, case: Case) -> Reference:
+    def answer(self, inputs: dict, case: Case) -> dict:
+        """Autograd's outputs alone, in float64 on the CPU, for inputs the checker changed (no
+        variants, no shares): what a hypothesis about the operands predicts."""
+        return {k: v.double() for k, v in self._outputs(self._float64_values(inputs, "cpu"), case).items()}
+
+    def _outputs(self, values: dict, case: Case) -> dict:
         import torch
         leaves = {}
         for wrt in set(self.grads.values()):
@@ -225,7 +232,10 @@ class DeclaredPuzzle:
             by_input = {w: (g if g is not None else torch.zeros_like(leaves[w])) for w, g in zip(wrts, found)}
             for grad, wrt in self.grads.items():
                 outputs[grad] = by_input[wrt]
-        outputs = {k: v.detach() for k, v in outputs.items()}
+        return {k: v.detach() for k, v in outputs.items()}
+
+    def _reference(self, values: dict, case: Case) -> Reference:
+        outputs = self._outputs(values, case)
         names = self._names(case, values)
         contributions, touched, scales = {}, {}, {}
         for name, output in self.outs.items():
@@ -397,7 +407,9 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                     patterns=tuple(Pattern(v.name, v.hint, v.cause) for v in declared.variants),
                     summary_patterns=tuple(summaries) + tuple(generic), skill=skill, chapter=chapter,
                     equations=tuple(formulas or {}),
-                    equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c))
+                    equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c),
+                    answer=declared.answer,
+                    input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()})
     _validate(result, declared)
     return result
 

@@ -53,6 +53,33 @@ def full(shape: str, value: float) -> TensorInput:
     return TensorInput(shape, draw, note=f"all {value:g}")
 
 
+SPREADS = {"late": "the last element of each row {gap:g} above the rest",
+           "early": "the first element of each row {gap:g} above the rest",
+           "low_first": "the first half of each row {gap:g} below the rest"}
+
+
+def spread_rows(shape: str, kind: str, gap: float = 200.0) -> TensorInput:
+    """randn rows whose values spread wider than exp's range (fp32 exp overflows past 88.7 and
+    underflows below −103): a softmax shifted by anything but the row's running max (the row's
+    mean, the first block's max, a max not updated block by block) overflows or loses the row.
+    kind: "late" (the max arrives in the last block), "early" (in the first), "low_first" (the
+    first half of the row far below the rest: the first block's max is far below the row's)."""
+    if kind not in SPREADS:
+        raise ValueError(f"spread_rows: kind {kind!r}, one of {sorted(SPREADS)}")
+
+    def draw(gen, dims, sizes):
+        import torch
+        x = torch.randn(*dims, generator=gen, dtype=torch.float64)
+        if kind == "late":
+            x[..., -1] = x.max(-1).values + gap
+        elif kind == "early":
+            x[..., 0] = x.max(-1).values + gap
+        else:
+            x[..., : dims[-1] // 2] -= gap
+        return x
+    return TensorInput(shape, draw, note=SPREADS[kind].format(gap=gap))
+
+
 def randint(shape: str, low: int | str, high: int | str, *, dtype: str = "int32") -> TensorInput:
     """Integers in [low, high); a bound may name a size ("V")."""
     def draw(gen, dims, sizes):

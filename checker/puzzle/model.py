@@ -169,6 +169,11 @@ class Puzzle:
     skill: str = ""                 # what the puzzle teaches, one line (the book's table of puzzles)
     chapter: str = ""               # the book part it belongs to, e.g. "Programs, blocks and masks"
     bench: Bench | None = None      # --bench: sizes and the PyTorch baseline (None: not benchmarked)
+    # the outputs alone (autograd's, float64 on the CPU) for inputs the checker changed: a hypothesis
+    # about operands is tested by recomputing the answer (checker/diagnosis/operands.py)
+    answer: Callable[[dict, Case], dict] | None = None
+    # each input's dimensions by the size names that give them ("q" -> ("B", "H", "N", "D")), where declared
+    input_dims: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:

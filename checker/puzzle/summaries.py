@@ -10,16 +10,20 @@ from checker.puzzle.model import SpecError, SummaryPattern
 
 # Summary hints every short-form puzzle gets, for the case tags it has: (text, candidate causes).
 # Which cases fail is weak evidence: these say what the failing cases have in common and where in
-# the kernel that points, and name no cause (the checker fixes the grid, so none asks about it).
+# the kernel that points, and ask about the causes that their text points at; none names a cause
+# (the checker fixes the grid, so none asks about it). A pattern holds only where a case outside it
+# that is not trivial passes (checker/diagnosis/across_cases.py).
 GENERIC_SUMMARIES = {
     "non_pow2": ("only the cases whose sizes are not powers of two fail: those are the cases with a partly filled "
                  "block. Look at what the kernel does with it: its offsets, its mask, what its padded lanes load, "
-                 "and every count that should be the size rather than the block size.", ()),
+                 "whether every loop reaches it, and every count that should be the size rather than the block "
+                 "size.", ("mask", "fill", "loop", "address")),
     "tail": ("only the cases whose last block sticks out past the end fail: look at what the kernel does with that "
-             "partly filled block (its offsets, its mask, what its padded lanes load).", ()),
+             "partly filled block (its offsets, its mask, what its padded lanes load, whether every loop reaches "
+             "it).", ("mask", "fill", "loop")),
     "wide": ("only the cases larger than one block fail: look at what changes from the first block to the next "
              "ones (each program's offsets, the loop's bounds and step, what carries over from one block to the "
-             "next, how the blocks' results are combined).", ()),
+             "next, how the blocks' results are combined).", ("loop", "address", "accumulate", "formula")),
     # not tags: where the puzzle has bf16 cases, and where it has a documented case
     "bfloat16": ("only bfloat16 cases fail, and the float32 ones pass: is a value or a sum kept in bfloat16 "
                  "somewhere between the loads and the store (8 bits of mantissa)? Compute in float32 "

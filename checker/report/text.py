@@ -217,9 +217,6 @@ class ReportWriter:
                         self.shown_hints.add(key)
             for line in _case_hint_lines(case.diagnoses):
                 self.say(line)
-            if event.get("mutated"):
-                self.say(f"{INDENT * 2}the kernel changed its inputs: {', '.join(event['mutated'])} "
-                         f"(inputs are read-only; write only to outputs)")
 
     def documented(self, event: dict) -> None:
         what = "sizes" if event.get("sized") else "dimensions"
@@ -261,8 +258,6 @@ class ReportWriter:
             self.say(f"{INDENT}{(part.forward_label + ':').ljust(width)}{verdict(forward)}")
         if grads:
             self.say(f"{INDENT}{(part.gradient_label + ':').ljust(width)}{verdict(grads)}")
-        if event.get("mutated"):
-            self.say(f"{INDENT}{BAD} the kernel changed its inputs: {', '.join(event['mutated'])}")
         self.say(f"{INDENT}{'This case:'.ljust(width)}{OK + ' CORRECT' if event['status'] == 'pass' else BAD + ' INCORRECT'}")
         self.say("The other cases:")
 

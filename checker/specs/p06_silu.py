@@ -44,6 +44,7 @@ PUZZLE = puzzle(
                               "(1 / (1 + exp(-x)), or tl.sigmoid).", lambda c: "large_x" in c.tags, cause="stability")],
     cases=[case(N=10, BLOCK=4, documented=True), case(N=1), case(N=100, BLOCK=32), case(N=256, BLOCK=64),
            case(N=1000), case(N=3000, BLOCK=1024),
+           case("N=50: one partly filled block", N=50),
            case("|x| up to 120: exp(x) overflows fp32", N=300, BLOCK=64, tags=("large_x",),
                 inputs={"x": uniform("N", -120.0, 120.0)}),
            case(N=1_000_000, BLOCK=1024, gpu_only=True), case(N=65_537, BLOCK=256, gpu_only=True),

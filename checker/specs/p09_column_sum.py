@@ -28,6 +28,7 @@ PUZZLE = puzzle(
                               lambda c: c.sizes["M"] > c.params["BLOCK_M"], candidates=("atomic",))],
     cases=[case(M=10, N=6, BLOCK_M=4, BLOCK_N=8, documented=True), case(M=1, N=1), case(M=100, N=20),
            case(M=64, N=64), case(M=37, N=50), case(M=200, N=3), case(M=5, N=300), case(M=48, N=40, BLOCK_M=1),
+           case("M=12, N=20: one partly filled block", M=12, N=20),
            case("identical rows: every row block adds an identical share", M=64, N=24,
                 inputs={"x": identical_rows("M N")}),
            case(M=8192, N=1024, BLOCK_M=64, BLOCK_N=128, gpu_only=True),

@@ -1,5 +1,5 @@
 """Puzzle 11: softmax of each row, max-shifted; one block per row, then one pass with a running max."""
-from checker.puzzle import SummaryPattern, case, next_pow2, part, puzzle, randn, variant
+from checker.puzzle import SummaryPattern, case, next_pow2, part, puzzle, randn, spread_rows, variant
 
 
 def softmax(x):
@@ -71,6 +71,10 @@ NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded 
 FAR = ("only the cases with logits far from 0 fail: in fp32, exp(x) overflows to inf once x > 88.7 and "
        "underflows to 0 once x < −103 (inf / inf and 0 / 0 are NaN). Subtract the row's max first: "
        "softmax(x) = softmax(x − max(x)), every exp(x − max) is at most 1 and the largest is exactly 1.")
+SPREAD = ("only the rows whose values spread 200 apart fail: softmax(x) = softmax(x − m) for any m, but only m = "
+          "the row's max keeps every exp(x − m) ≤ 1 with the largest exactly 1. A shift by the row's mean, by the "
+          "first block's max, or by a running max not updated block by block overflows (inf / inf) or underflows "
+          "(0 / 0) on such rows.")
 PUZZLE = puzzle(
     11, "softmax", "Softmax forward",
     skill="a max-shifted softmax: -inf in the padded lanes, then one pass with a running max and a rescaled sum",
@@ -85,10 +89,10 @@ PUZZLE = puzzle(
     variants=[variant("padded_zero", "fill", "y matches padded lanes loaded as 0 and kept in the max and the sum: each "
                       "adds exp(0 − max) to the denominator. Load them with other=-float(\"inf\") (or keep them "
                       "out with tl.where(mask, ...)).", padded_zero),
-              variant("no_rescale", "formula", "y matches a running sum that is not rescaled when the running max grows: "
+              variant("no_rescale", "accumulate", "y matches a running sum that is not rescaled when the running max grows: "
                       "before adding a chunk, multiply the sum by exp(m_old − m_new), the factor that moves "
                       "its terms exp(x − m_old) to exp(x − m_new).", online(per_lane=False)),
-              variant("no_rescale_lanes", "formula", "y matches running sums (one per lane) that are not rescaled when "
+              variant("no_rescale_lanes", "accumulate", "y matches running sums (one per lane) that are not rescaled when "
                       "the running max grows: before adding a chunk, multiply the sum by exp(m_old − m_new), the "
                       "factor that moves its terms exp(x − m_old) to exp(x − m_new).",
                       online(per_lane=True)),
@@ -100,13 +104,15 @@ PUZZLE = puzzle(
               "eq-p11-online-sum": ("y", lambda x, **sizes: online(per_lane=True, rescale=True)(x, **sizes)["y"])},
     hints={"wide": ("only the rows wider than the block fail: the loop must cover the whole row (for start in "
                    "range(0, N, BLOCK_N)), and the running sum must be rescaled by exp(m_old − m_new) each time "
-                   "the running max grows.", ("loop", "formula")),
+                   "the running max grows.", ("loop", "accumulate", "formula")),
            "tail": ("only the cases whose last block sticks out past N fail: its lanes are not part of the row. "
                    "Load with mask=cols < N and other=-float(\"inf\") (out of the max and the sum), and store "
                    "with the same mask.", ("fill", "mask"))},
     summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags, cause="stability"),
                SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
-               SummaryPattern(FAR, lambda c: "large" in c.tags or "negative" in c.tags, cause="stability")],
+               SummaryPattern(SPREAD, lambda c: "spread" in c.tags, candidates=("stability", "accumulate")),
+               SummaryPattern(FAR, lambda c: "large" in c.tags or "negative" in c.tags or "spread" in c.tags,
+                              cause="stability")],
     cases=[case(M=4, N=20, CHUNK=8, documented=True), case(M=1, N=1), case(M=4, N=7), case(M=4, N=16), case(M=4, N=64),
            case(M=8, N=100), case(M=2, N=300, CHUNK=64), case(M=16, N=33, CHUNK=8),
            case("large logits (80 + 4·randn)", M=4, N=50, tags=("large",), inputs={"x": randn("M N", 80.0, 4.0)}),
@@ -115,6 +121,13 @@ PUZZLE = puzzle(
            case("all logits far below 0 (-120 + randn)", M=4, N=20, tags=("negative",),
                 inputs={"x": randn("M N", -120.0)}),
            case("a peaked row (12·randn)", M=4, N=40, inputs={"x": randn("M N", 0.0, 12.0)}),
+           # values 200 apart: only the row's (running) max as the shift keeps every exp in range
+           case("the max arrives last, 200 above the rest", M=4, N=64, tags=("spread",),
+                inputs={"x": spread_rows("M N", "late")}),
+           case("the first element 200 above the rest", M=4, N=64, tags=("spread",),
+                inputs={"x": spread_rows("M N", "early")}),
+           case("the first half of each row 200 below the rest", M=4, N=64, tags=("spread",),
+                inputs={"x": spread_rows("M N", "low_first")}),
            case(M=4096, N=1000, CHUNK=256, gpu_only=True), case(M=64, N=8192, CHUNK=1024, gpu_only=True),
            case(M=4, N=40, CHUNK=16, dtype="bfloat16", gpu_only=False), case(M=256, N=1000, CHUNK=256, dtype="bfloat16")],
 )

@@ -36,6 +36,7 @@ PUZZLE = puzzle(
     cases=[case(N=20, B=5, documented=True, inputs=data(5)),
            case("N=1, B=3: a single element", N=1, B=3, inputs=data(3)),
            case("N=16, B=3, BLOCK=16: one block, lanes that share a bin", N=16, B=3, BLOCK=16, inputs=data(3)),
+           case("N=12, B=5, BLOCK=16: one partly filled block", N=12, B=5, BLOCK=16, inputs=data(5)),
            case("N=1000, B=16, BLOCK=128: a ragged last block", N=1000, B=16, BLOCK=128, inputs=data(16)),
            case("N=1024, B=32, BLOCK=256: four full blocks", N=1024, B=32, BLOCK=256, inputs=data(32)),
            case("N=777, B=100, BLOCK=64", N=777, B=100, BLOCK=64, inputs=data(100)),

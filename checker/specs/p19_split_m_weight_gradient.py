@@ -51,6 +51,7 @@ PUZZLE = puzzle(
            case("M=64, K=N=32: whole blocks", M=64, K=32, N=32),
            case("M=33, K=17, N=19: a ragged last block in every dimension", M=33, K=17, N=19),
            case("one row; three tiles of dW along K", M=1, K=40, N=16), case("one program", M=16, K=16, N=16),
+           case("M=10, K=12, N=14: one partly filled block in every dimension", M=10, K=12, N=14),
            case("one row block, three tiles of dW along N", M=16, K=16, N=40),
            case("M=64, K=48, N=16, BLOCK_M=32", M=64, K=48, N=16, BLOCK_M=32),
            case("100 rows into a 5 x 3 dW", M=100, K=5, N=3),

@@ -122,6 +122,7 @@ PUZZLE = puzzle(
     cases=[case(M=8, H=16, ROWS=2, documented=True),
            case(M=37, H=100, ROWS=4),
            case(M=1, H=48),
+           case("M=8, H=24: one partly filled block", M=8, H=24), case("M=8, H=64: two whole blocks", M=8, H=64),
            case(M=64, H=40, ROWS=1),
            case(M=21, H=200, ROWS=2, BLOCK_P=2),
            case("mean near 1000 (1000 + randn)", M=12, H=72, ROWS=2, tags=("cancellation",),

@@ -1,7 +1,7 @@
 """Puzzle 27: softmax cross-entropy, forward and backward in one kernel: an online logsumexp over
 vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
 from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, puzzle, randint,
-                            randn, scratch, sm_count, variant)
+                            randn, scratch, sm_count, spread_rows, variant)
 from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
                                                   digits_lost, padded_rows_counted, padded_zero, with_ignored)
 
@@ -113,6 +113,10 @@ CONFIDENT_INPUTS = {"logits": confident_logits(10.0), "target": confident_target
                     "dloss": randn("like loss", 0.0, 1000.0)}
 LARGE = ("only the cases with large logits fail: exp(x) overflows fp32 once x > 88.7 (inf / inf is NaN). "
          "Subtract the running max first: each term exp(x − m) is at most 1, and lse = m + log Σ exp(x − m).")
+SPREAD = ("only the rows whose logits spread 200 apart fail: logsumexp(x) = m + log Σ exp(x − m) for any m, but only "
+          "m = the row's running max, updated block by block, keeps every exp(x − m) ≤ 1. A shift by the row's mean, "
+          "by the first block's max, or by a max not carried from block to block overflows (or underflows to 0) on "
+          "such rows.")
 NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded lanes load other=0.0, the "
             "max is 0 instead of the row's own max, and exp(x − 0) underflows to 0 (log 0 = −inf). Load "
             "them with other=-float(\"inf\"): exp(-inf − m) = 0 adds nothing to the sum.")
@@ -134,7 +138,7 @@ PUZZLE = puzzle(
               variant("padded_rows_counted", "fill", "the loss and dlogits match a mean whose count includes "
                       "the padded lanes of the targets' block: load them with other=ignore_index, so that a row "
                       "that is not there does not count.", padded_rows_counted),
-              variant("never_rescaled", "formula", "the loss and dlogits match a running sum that is not rescaled "
+              variant("never_rescaled", "accumulate", "the loss and dlogits match a running sum that is not rescaled "
                       "when the running max grows: before adding a block, multiply the sum by exp(m_old − m_new), "
                       "which moves its terms exp(x − m_old) to exp(x − m_new).", never_rescaled),
               variant("p_rounded", "precision", "dlogits matches p rounded to bfloat16 before the − 1: a confident "
@@ -158,11 +162,13 @@ PUZZLE = puzzle(
                   logits, target, dloss, lse=_online_lse(logits, BLOCK_V))["loss"])},
     hints={"wide": ("only the rows wider than one block fail: both passes must walk the whole row, block b at "
                    "columns b · BLOCK_V + tl.arange(0, BLOCK_V), and the running sum must be rescaled by "
-                   "exp(m_old − m_new) each time the running max grows.", ("loop", "address", "formula")),
+                   "exp(m_old − m_new) each time the running max grows.", ("loop", "address", "accumulate", "formula")),
            "tail": ("only the cases whose last block sticks out past V fail: its padded lanes are no vocabulary "
                    "entries. Load them with mask=cols < V and other=-float(\"inf\") (out of the max and the sum) "
-                   "and store with the same mask.", ("fill", "mask"))},
-    summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags, cause="stability"),
+                   "and store with the same mask; and every loop over the blocks must reach it (a bound of "
+                   "V // BLOCK_V leaves it out).", ("fill", "mask", "loop"))},
+    summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags or "spread" in c.tags, cause="stability"),
+               SummaryPattern(SPREAD, lambda c: "spread" in c.tags, candidates=("stability", "accumulate")),
                SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
                SummaryPattern(CONFIDENT, lambda c: "confident" in c.tags, candidates=("precision",)),
                SummaryPattern("only the cases with ignored rows (target = -100) fail: an ignored row adds nothing "
@@ -172,13 +178,18 @@ PUZZLE = puzzle(
                               "at logits_ptr + r * stride, and its gradient at dlogits_ptr + r * stride.",
                               lambda c: "strided" in c.tags, cause="address")],
     cases=[case(M=4, V=40, documented=True),
-           case(M=1, V=1), case(M=1, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32), case(M=8, V=300, BLOCK_V=64),
+           case(M=1, V=1), case(M=1, V=12), case("M=4, V=12: one partly filled block", M=4, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32), case(M=8, V=300, BLOCK_V=64),
            case("confident rows (the target's logit = row max + 10)", M=4, V=50, tags=("confident",),
                 inputs=CONFIDENT_INPUTS),
            case("ignored rows (every 3rd target = -100)", M=20, V=24, tags=("ignored",),
                 inputs={"target": with_ignored(3)}),
            case("large logits (1000 + randn)", M=4, V=24, tags=("large",), inputs={"logits": randn("M V", 1000.0)}),
            case("large logits (80 + 4·randn)", M=4, V=36, tags=("large",), inputs={"logits": randn("M V", 80.0, 4.0)}),
+           # logits 200 apart: only the running max as the shift keeps every exp in range
+           case("the max arrives in the last block, 200 above the rest", M=4, V=64, tags=("spread",),
+                inputs={"logits": spread_rows("M V", "late")}),
+           case("the first half of each row 200 below the rest", M=4, V=64, tags=("spread",),
+                inputs={"logits": spread_rows("M V", "low_first")}),
            case("all logits far below 0 (-120 + randn)", M=4, V=20, tags=("negative",),
                 inputs={"logits": randn("M V", -120.0)}),
            case("rows 37 elements apart (a strided view)", M=4, V=30, ROW_STRIDE=37, tags=("strided",)),

@@ -306,7 +306,7 @@ PUZZLE = puzzle(
                       "the tile's max m_t back to logits that were stored without the shift. Store z − m_t in the "
                       "logits kernel's epilogue.", lambda x, w, target, dloss, TILE_N: shift_misplaced(
                           x, w, target, dloss, TILE_N, 1.0)),
-              variant("partials_not_rescaled", "formula", "the loss, dx and dw match lse = M + log Σ_t s_t: each "
+              variant("partials_not_rescaled", "accumulate", "the loss, dx and dw match lse = M + log Σ_t s_t: each "
                       "tile's sum s_t is relative to its own max m_t; bring it to the row's max M first: "
                       "lse = M + log Σ_t s_t exp(m_t − M).", partials_not_rescaled),
               variant("padded_zero", "fill", "the loss, dx and dw match a row sum with one extra exp(0 − m) per padded "
@@ -363,7 +363,7 @@ PUZZLE = puzzle(
     # V may be anything: the gradient's rows in z are whole tiles wide (V = 50, 20, 100 below)
     cases=[case(N=20, H=24, V=40, documented=True),
            case(N=1, H=16, V=20), case(N=16, H=16, V=16, CHUNK=16, TILE_N=16), case(N=6, H=40, V=100),
-           case(N=37, H=40, V=100, CHUNK=16),
+           case(N=37, H=40, V=100, CHUNK=16), case("N=16, H=32, V=64: whole blocks", N=16, H=32, V=64),
            case(N=24, H=20, V=36, TILE_M=32, TILE_N=16, TILE_K=16, TILES_PER_STEP=4),
            case(N=40, H=64, V=48, TILE_M=16, TILE_N=32, TILE_K=64, CHUNK=16),
            case(N=40, H=48, V=80, CHUNK=48, TILE_M=16, TILE_N=64, TILE_K=32),  # a chunk of 3 row tiles

@@ -170,10 +170,10 @@ PUZZLE = puzzle(
               variant("padded_keys", "mask", "o and lse match the padded keys of the last key block counted in the "
                       "softmax: a key past S loads as 0 and scores q · 0 = 0, not -inf, so each adds exp(0 − m) to "
                       "the sum. Set their scores to -inf (tl.where(cols < S, s, -inf)).", bug("pad", padded_keys=True)),
-              variant("acc_not_rescaled", "formula", "o matches a running output that is not rescaled when the "
+              variant("acc_not_rescaled", "accumulate", "o matches a running output that is not rescaled when the "
                       "running max grows: multiply acc by exp2(m_old − m_new), as the sum l is, before adding "
                       "the block's p v.", bug("acc", rescale_acc=False)),
-              variant("sum_not_rescaled", "formula", "o and lse match a running sum that is not rescaled when the "
+              variant("sum_not_rescaled", "accumulate", "o and lse match a running sum that is not rescaled when the "
                       "running max grows: multiply l by exp2(m_old − m_new) before adding the block's Σ p.",
                       bug("sum", rescale_sum=False)),
               variant("lse_base2", "formula", "lse matches the logsumexp in base 2, m + log2(l) with the max in "
@@ -200,6 +200,8 @@ PUZZLE = puzzle(
     cases=[case(B=1, H=2, L=40, S=40, D=16, documented=True),
            causal("the diagonal crosses every query block", B=1, H=2, L=40, S=40, D=16),
            case(B=1, H=1, L=1, S=1, D=24), causal("one query, one key", B=1, H=1, L=1, S=1, D=24),
+           case("L=S=12: one partly filled block of queries and of keys", B=1, H=2, L=12, S=12, D=16),
+           case("L=S=32: two whole blocks each", B=1, H=2, L=32, S=32, D=16),
            case(B=1, H=2, L=1, S=47, D=24), causal("one query sees key 0 alone", B=1, H=2, L=1, S=47, D=24),
            case(B=1, H=2, L=20, S=32, D=24),  # D padded, and the last key block whole: no key mask to hide behind
            case(B=2, H=1, L=33, S=33, D=32), causal("L = S = 33, a last block of one query", B=2, H=1, L=33, S=33, D=32),

@@ -219,6 +219,7 @@ PUZZLE = puzzle(
     cases=[case(B=1, H=2, L=40, S=40, D=16, documented=True),
            causal("the diagonal crosses every block", B=1, H=2, L=40, S=40, D=16),
            case(B=1, H=1, L=1, S=1, D=24), causal("one query, one key", B=1, H=1, L=1, S=1, D=24),
+           case("L=S=12: one partly filled block of queries and of keys", B=1, H=2, L=12, S=12, D=16),
            case(B=1, H=2, L=1, S=37, D=24), causal("one query sees key 0 alone", B=1, H=2, L=1, S=37, D=24),
            case(B=2, H=1, L=33, S=33, D=32), causal("L = S = 33, last blocks of one row", B=2, H=1, L=33, S=33, D=32),
            case(B=1, H=2, L=20, S=50, D=24),

@@ -15,8 +15,9 @@ Every entry is checked in Triton's interpreter with the sanitizer, in this proce
 once), as tests/test_contract.py's check_text does; an entry that may hang gets a worker process
 with its time limit. Run from the repository root: the checker package of this tree is used.
 
-A report's hints are the sanitizer's and the checker's error messages, the hints on failing outputs
-and the summary hints across cases. Each carries a cause class ("cause", the one the evidence names)
+A report's hints are the sanitizer's and the checker's error messages, each failing case's own
+diagnoses (the addresses), the hints on its failing outputs that the report shows (arbitrate.shown)
+and the summary hints across cases: every hint the learner reads, whichever else the report holds. Each carries a cause class ("cause", the one the evidence names)
 and the classes it asks about ("candidates") in the worker's JSON; where those fields are missing
 (an older checker) a rough reading of the text stands in, and the verdict is marked with "~".
 
@@ -51,6 +52,8 @@ sys.path.insert(0, str(HERE.parent))  # tests/: the bugs package
 from checker import registry  # noqa: E402
 from checker.run.session import run_check  # noqa: E402
 from checker.source import from_text  # noqa: E402
+from checker.diagnosis import arbitrate  # noqa: E402
+from checker.report.model import CaseResult  # noqa: E402
 
 from bugs import Bug, Entries, apply, entries, keys as corpus_keys  # noqa: E402
 
@@ -133,18 +136,18 @@ def hints_of(report, text: str) -> tuple[list[dict], bool]:
         if result.get("mutated"):  # a fact the checker measured, not a guess: an input changed
             add("mutated", f"the kernel changed its inputs: {', '.join(result['mutated'])} (inputs are read-only; "
                 "write only to outputs)", {"cause": "inplace", "candidates": []}, result["case"], measured=True)
-    listed = getattr(report, "hints", None)
-    if listed:
-        for item in listed:
-            add("hint", item.get("hint", ""), item)
-    else:
-        for result in report.results:
-            for c in result.get("comparisons", []):
-                if not c["ok"]:
-                    add(f"output:{c['label']}", c.get("hint", ""), c, result["case"])
-        for line in text.split("\n"):
-            if line.startswith("   hint: "):  # a summary hint, printed at the end of a part
-                add("summary", line[len("   hint: "):], {})
+    for result in report.results:
+        if result["status"] != "fail":
+            continue
+        case = CaseResult.from_event(result)
+        sharper = arbitrate.sharper(case.diagnoses)
+        for d in case.diagnoses:  # the case's own: the addresses the run saw
+            add("case", d.text, d.to_json(), result["case"])
+        for o in case.outputs:  # each failing output's, where the report shows it
+            if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, sharper):
+                add(f"output:{o.label}", o.diagnosis.text, o.diagnosis.to_json(), result["case"])
+    for item in getattr(report, "hints", None) or []:  # across cases
+        add("hint", item.get("hint", ""), item)
     for line in text.split("\n"):
         stripped = line.strip()
         if "still running after" in stripped or "worker process" in stripped and "❌" in stripped:
@@ -265,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bugs", action="store_true", help="the bugs only")
     parser.add_argument("--right", action="store_true", help="the correct rewrites only")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shard", default="", help="i/n: every n-th entry from the i-th (0-based), to spread a run over processes")
     parser.add_argument("--corpus", type=Path, help="a folder of pNN.py corpus files written apart (default: tests/bugs)")
     args = parser.parse_args(argv)
 
@@ -279,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         puzzle = registry.get(key)
         chosen = ([] if args.right else corpus.measured) + ([] if args.bugs else corpus.right)
+        if args.shard:
+            index, count = (int(n) for n in args.shard.split("/"))
+            chosen = chosen[index::count]
         for entry in chosen:
             if args.only and not any(w in entry.name for w in args.only):
                 continue

@@ -62,7 +62,7 @@ PINNED = [
         notes="exp(x) overflows fp32 above 88.7: inf, then NaN"),
     Bug("running_sum_never_rescaled", "step",
         ((RESCALE, "            s = s + tl.sum(tl.exp(x - m_new), axis=0)\n", 1),),
-        cause="formula",
+        cause="accumulate",
         reasons=(("not rescaled",),),
         not_causes=("atomic",)),
     Bug("ignored_rows_keep_their_gradient", "step",

@@ -95,7 +95,7 @@ PINNED = [
               "another part of g (or the zeros past its edge)"),
     Bug("partials_not_rescaled", "step",
         ((LSE, "    lse = m_row + tl.log(tl.sum(s_t, axis=0))\n", 1),),
-        cause="formula",
+        cause="accumulate",
         reasons=(("bring it to the row's max",),),
         not_causes=("atomic",),
         notes="each tile's s_t is relative to its own max: right only where every tile's max is the row's"),

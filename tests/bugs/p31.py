@@ -43,7 +43,7 @@ PINNED = [
         notes="k past S loads 0, scores 0 and adds exp(0 - m) to the sum"),
     Bug("acc_not_rescaled", "forward",
         ((ACC, "        acc = acc + tl.dot(p.to(v.dtype), v)", 2),),
-        cause="formula",
+        cause="accumulate",
         reasons=(("running output that is not rescaled",),), not_causes=("atomic", "mask")),
     Bug("lse_in_base_2", "forward",
         ((LSE, "m + tl.log2(l)", 1),),
