@@ -420,4 +420,4 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
             or operand_hint(operands, output, got, reference, tol, others)
             or ratio_hint(got, ref, case)
             or row_factor_hint(got, ref, tol, scale, reference.condition, output.label)
-            or slice_hint(got, ref, tol, scale, reference.condition, output.label, dims))
+            or slice_hint(got, ref, tol, scale, reference.condition, output.label, dims, case))

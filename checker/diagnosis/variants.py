@@ -45,6 +45,8 @@ def fits(got: torch.Tensor, alternative: torch.Tensor, ref: torch.Tensor, scale:
     little way from the answer would otherwise match any kernel that is a little off: bf16
     rounding), and near its own numbers, not only its size (where the tolerance is wide, an
     ill-conditioned case, two outputs near 0 "match" whatever made them small)."""
+    if rms(alternative) < 1e-3 * max(scale, 1e-30):
+        return False  # a hypothesis of (near) zeros: a kernel that stored nothing useful "fits" it
     return (matches(got, alternative, scale, tol, condition=condition)
             and _distance(got, alternative, ref, scale, tol, condition)
             < 0.25 * _distance(got, ref, ref, scale, tol, condition)

@@ -1,0 +1,85 @@
+"""The generic explainers of a wrong output (checker/diagnosis/factors.py, operands.py) and the
+pattern across cases of a size the passing cases share (checker/diagnosis/across_cases.py): each
+names its cause where the numbers fit it, and says nothing where they only come close."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+
+from checker.diagnosis.across_cases import same_size
+from checker.diagnosis.factors import ratio_hint, row_factor_hint, slice_hint
+from checker.diagnosis.operands import operand_hint
+from checker.puzzle.model import Case, Output, Reference, Tolerance
+
+TOL = Tolerance(atol=1e-5, rtol=1e-5)
+
+
+def _ref(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+
+def test_a_factor_of_its_own_per_row_is_a_normalisation():
+    ref = _ref(4, 8)
+    got = ref * torch.tensor([1.0, 2.0, 3.0, 0.5], dtype=torch.float64)[:, None]
+    hint = row_factor_hint(got, ref, TOL, 1.0, 1.0, "o")
+    assert hint.code == "values.row_factor" and set(hint.candidates) == {"formula", "accumulate"}
+
+
+def test_factors_within_rounding_of_one_say_nothing():
+    ref = _ref(4, 8)
+    got = ref * (1 + 1e-3 * torch.tensor([1.0, -1.0, 2.0, 0.5], dtype=torch.float64))[:, None]
+    assert not row_factor_hint(got, ref, Tolerance(atol=1e-2, rtol=1e-2), 1.0, 1.0, "o")
+
+
+def test_a_sign_reversed_on_half_of_a_dimension_is_named():
+    ref = _ref(3, 16)
+    got = ref.clone()
+    got[:, :8] *= -1
+    hint = slice_hint(got, ref, TOL, 1.0, 1.0, "q_out", ("T", "D"))
+    assert hint.code == "values.slice_sign" and hint.cause == "formula" and "first half of D" in hint.text
+
+
+def test_a_half_of_a_dimension_walked_in_blocks_is_no_evidence():
+    ref = _ref(3, 16)
+    got = ref.clone()
+    got[:, 8:] += 1.0
+    case = Case("T=3, D=16", tags=frozenset({"wide", "wide_D"}), sizes={"T": 3, "D": 16})
+    assert not slice_hint(got, ref, TOL, 1.0, 1.0, "q_out", ("T", "D"), case)
+
+
+def test_a_factor_of_one_over_the_square_root_of_a_size_is_named():
+    ref = _ref(4, 8)
+    case = Case("D=16", sizes={"D": 16, "L": 8})
+    hint = ratio_hint(ref * 0.25, ref, case)
+    assert "(= 1 / √D)" in hint.text
+
+
+def test_an_output_holding_another_outputs_values_is_an_address():
+    da, db = _ref(4, 8), _ref(4, 8) + 3
+    reference = Reference(outputs={"da": da, "db": db}, scales={"da": 1.0, "db": 1.0})
+    hint = operand_hint(None, Output("da", "da", forward=False), db.clone(), reference, TOL)
+    assert hint.cause == "address" and hint.code == "operand.other_output"
+
+
+def test_zeros_fit_no_other_output():
+    """An output left at 0 where another output's answer is 0 (one key, one query) fits nothing."""
+    dq, dv = torch.zeros(2, 4, dtype=torch.float64), _ref(2, 4)
+    reference = Reference(outputs={"dq": dq, "dv": dv}, scales={"dq": 1.0, "dv": 1.0})
+    assert not operand_hint(None, Output("dv", "dv", forward=False), torch.zeros(2, 4, dtype=torch.float64),
+                            reference, TOL)
+
+
+def _case(d: int, *tags: str) -> Case:
+    return Case(f"D={d}", tags=frozenset(tags), sizes={"D": d, "L": 8})
+
+
+def test_a_size_every_passing_case_shares_asks_whether_it_is_written_in():
+    puzzle = SimpleNamespace(summary_patterns=())
+    hint = same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16)])
+    assert hint.code == "cases.same_size" and hint.candidates == ("hardcoded",)
+
+
+def test_a_size_shared_only_where_a_kind_of_case_splits_them_too_is_no_evidence():
+    puzzle = SimpleNamespace(summary_patterns=())
+    assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16)]) is None
