@@ -62,7 +62,8 @@ def test_the_view_lists_every_puzzle_in_puzzle_order_and_each_part_in_the_puzzle
     assert [r.puzzle.number for r in rows] == sorted(r.puzzle.number for r in rows)
     assert {r.puzzle.key for r in rows} == {p.key for p in registry.all_puzzles()}
     p22 = [r.part for r in rows if r.puzzle.key == "p22"]
-    assert p22 == ["unfused", "fused"]  # the puzzle's order, not the order they were checked in
+    assert p22 == [p.name for p in P22.parts]  # the puzzle's order, not the order they were checked in
+    assert [r.interpreter for r in rows if r.puzzle.key == "p22"] == ["✅ 5/5", "❌ 3/5", view.NOT_CHECKED]
     by_key = {(r.puzzle.key, r.part): r for r in rows}
     assert by_key["p01", "forward"].interpreter == "✅ 6/6" and by_key["p01", "forward"].gpu == view.NOT_CHECKED
     assert by_key["p02", "forward"].gpu == "✅ 11/11"

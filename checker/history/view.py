@@ -4,6 +4,7 @@ it was last checked, and the best --bench fraction of the roofline. As text (`py
 from __future__ import annotations
 
 import html
+import unicodedata
 from dataclasses import dataclass
 
 from checker import registry
@@ -52,8 +53,8 @@ def bench_words(best: dict | None) -> str:
 
 
 def rows(progress: Progress) -> list[Row]:
-    """Every puzzle of the registry in order: a row per part it has records of (its parts' own order),
-    one 'not checked yet' row for a puzzle it has none of."""
+    """Every puzzle of the registry in order: a row per part (in the puzzle's order) of a puzzle with
+    records, one 'not checked yet' row for a puzzle without."""
     found = []
     for puzzle in registry.all_puzzles():
         record = progress.puzzles.get(puzzle.key, {})
@@ -62,10 +63,8 @@ def rows(progress: Progress) -> list[Row]:
         if not parts:
             found.append(Row(puzzle, None, "not checked yet", NOT_CHECKED, NOT_CHECKED, "", bench))
             continue
-        for part in puzzle.parts:
-            if part.name not in parts:
-                continue
-            outcomes = parts[part.name]
+        for part in puzzle.parts:  # all of them, once one was checked: those left to do show too
+            outcomes = parts.get(part.name, {})
             stamps = [o.get("checked", "") for o in outcomes.values() if isinstance(o, dict)]
             found.append(Row(puzzle, part.name, part.title, _outcome(outcomes.get("interpreter")),
                              _outcome(outcomes.get("gpu")), _when(max(stamps, default="")),
@@ -81,6 +80,11 @@ def totals(progress: Progress) -> str:
     return f"{passed['interpreter']} of {len(every)} parts pass in the interpreter, {passed['gpu']} on a GPU."
 
 
+def _width(text: str) -> int:
+    """Columns a terminal gives the text: ✅ and ❌ take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def _where(progress: Progress) -> str:
     try:
         return str(progress.path.relative_to(REPO_ROOT))
@@ -94,13 +98,13 @@ def text_lines(progress: Progress | None = None) -> list[str]:
     table = rows(progress)
     head = ("puzzle", "part", "interpreter", "GPU", "last check", "best --bench")
     cells = [(f"{r.puzzle.key} {r.puzzle.title}", r.title, r.interpreter, r.gpu, r.last, r.bench) for r in table]
-    widths = [max(len(c[i]) for c in [head, *cells]) for i in range(len(head))]
+    widths = [max(_width(c[i]) for c in [head, *cells]) for i in range(len(head))]
     lines = [f"Your progress: {totals(progress)} (kept in {_where(progress)})"]
     if progress.problem:
         lines.append(f"(The record could not be read: {progress.problem}.)")
     lines.append("")
     for cell in [head, *cells]:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(cell, widths)).rstrip())
+        lines.append("  ".join(c + " " * (w - _width(c)) for c, w in zip(cell, widths)).rstrip())
     return [*lines, "", HOW_TO_CHECK]
 
 
