@@ -206,3 +206,12 @@ def test_on_a_gpu_host_a_cell_holds_the_interpreter_and_the_gpu(tmp_path):
     book, _, _ = grade(folder, [P01], jobs=2, backend="auto", say=lambda line: None)
     assert set(book.cell("ada", "p01", "forward")["backends"]) == {"interpreter", "gpu"}
     assert book.cell("ada", "p01", "forward")["verdict"] == cells.PASS
+
+
+def test_grade_usage_errors_are_one_line_with_exit_status_2(tmp_path, capsys):
+    from checker import cli
+    assert cli.main(["--grade", str(tmp_path / "no such class")]) == 2
+    assert cli.main(["--grade", str(tmp_path), "--puzzles", "p01,p99"]) == 2
+    said = capsys.readouterr().err
+    assert "no folder" in said and "no puzzle called 'p99'" in said and "Traceback" not in said
+    assert not list(tmp_path.iterdir())  # nothing written

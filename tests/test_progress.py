@@ -171,3 +171,13 @@ def test_the_book_index_says_how_to_see_your_progress():
     from checker.puzzle.model import REPO_ROOT
     index = (REPO_ROOT / "book" / "index.md").read_text(encoding="utf-8")
     assert "python -m checker --progress" in index and "progress()" in index
+
+
+@pytest.mark.gpu
+def test_a_real_bench_records_the_gpu_check_and_its_fraction_of_the_roofline(state, tmp_path):
+    notebook = solved_notebook(P25, tmp_path / P25.notebook.name)
+    assert cli.main(["p25", "--bench", "--notebook", str(notebook)]) == 0
+    recorded = store.load()
+    assert recorded.outcome("p25", P25.bench.part, "gpu")["passed"]
+    assert 0 < recorded.bench("p25")["fraction"] < 2 and recorded.bench("p25")["device"]
+    assert "of the roofline" in "\n".join(view.text_lines(recorded))
