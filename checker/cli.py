@@ -12,15 +12,18 @@ import sys
 from pathlib import Path
 
 from checker import registry
+from checker.history.store import record_bench, record_check
 from checker.report import json as report_json
 from checker.report.model import Report
 from checker.run.runner import DEFAULT_TIMEOUT
 from checker.run.session import BACKENDS, run_check
-from checker.source import NotebookError, from_file, from_notebook, static_problems
+from checker.source import NotebookError, from_file, from_notebook, not_started
 from checker.puzzle.model import REPO_ROOT, Puzzle, SpecError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 TITLE_WIDTH = 40  # --all's column of puzzle titles
+PROGRESS_LINK = ("Your progress over time, on the interpreter and on a GPU, with each part's last check: "
+                 "python -m checker --progress")
 EPILOG = """exit status: 0 every check passed; 1 some check failed (or, with --all, a puzzle is not
 started); 2 the command could not run as asked (usage, a missing or unreadable notebook, a spec
 error, --backend gpu without a CUDA device).
@@ -29,7 +32,9 @@ examples:
   python -m checker p22 --backward      the backward part of the saved notebook
   python -m checker p01 --solution      the reference solution
   python -m checker --all               every puzzle of puzzles/, one line per part
-  python -m checker --all --json        the same as JSON, for a grading script"""
+  python -m checker --all --json        the same as JSON, for a grading script
+  python -m checker --progress          your last check of every part, on each backend
+  python -m checker --grade DIR         a class's notebooks (one folder per student): a gradebook"""
 
 
 def _positive(text: str) -> float:
@@ -68,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="list the puzzles and their parts")
     parser.add_argument("--all", action="store_true",
                         help="check every puzzle of a notebook folder (--folder), one line per part")
+    parser.add_argument("--progress", action="store_true",
+                        help="your progress: each part's last check on each backend, and the best --bench")
+    parser.add_argument("--grade", metavar="DIR",
+                        help="a teacher's gradebook: check every student's folder of notebooks under DIR "
+                             "(one subfolder per student) into a CSV and a JSON table; never writes to them")
+    parser.add_argument("--out", metavar="PATH",
+                        help="with --grade: where the gradebook goes (default DIR/gradebook.csv and .json)")
+    parser.add_argument("--puzzles", metavar="p01,p02",
+                        help="with --grade: only these puzzles (default: every puzzle)")
+    parser.add_argument("--jobs", type=_count, default=None, metavar="N",
+                        help="with --grade: checks at once (default: one per core, one per two on a GPU host)")
     parser.add_argument("--folder", metavar="DIR", default=str(REPO_ROOT / "puzzles"),
                         help="with --all: the folder of notebooks (default: puzzles/)")
     parser.add_argument("--json", action="store_true", help="print a machine-readable report on stdout")
@@ -117,12 +133,6 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _not_started(puzzle: Puzzle, source) -> bool:
-    problems = static_problems(source, puzzle.kernel_names)
-    stubs = [p for p in problems if p.kind == "not_implemented"]
-    return len(stubs) == len(puzzle.kernel_names)
-
-
 def _check_all(args) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -154,6 +164,8 @@ def _check_all(args) -> int:
                 report = reports[puzzle.key].result()
                 entries.append(report_json.report_entry(puzzle, str(path), report))
                 _say_parts(puzzle, report)
+                if not args.solution:
+                    record_check(puzzle, report)
                 everything_ok &= report.passed
         except KeyboardInterrupt:
             # the puzzles not started are dropped and the running ones' workers stopped, so that
@@ -164,7 +176,29 @@ def _check_all(args) -> int:
             raise
     if args.json:
         print(json.dumps(report_json.document(entries), indent=1))
+    if not args.solution:
+        _say(f"\n{PROGRESS_LINK}")
     return EXIT_PASS if everything_ok else EXIT_FAIL
+
+
+def _grade(args) -> int:
+    from checker.grade.run import grade
+    from checker.run.session import checks_at_once
+    folder = Path(args.grade)
+    if not folder.is_dir():
+        print(f"no folder {folder} (--grade takes a folder holding one folder of notebooks per student)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        chosen = [registry.get(key.strip()) for key in args.puzzles.split(",") if key.strip()] \
+            if args.puzzles else registry.all_puzzles()
+    except (KeyError, SpecError) as err:
+        print(err.args[0], file=sys.stderr)
+        return EXIT_USAGE
+    grade(folder, chosen, out=Path(args.out) if args.out else None,
+          jobs=args.jobs or checks_at_once(args.backend), backend=args.backend, timeout=args.timeout,
+          seed=args.seed, say=_say)
+    return EXIT_PASS
 
 
 def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
@@ -178,23 +212,16 @@ def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
     except NotebookError as err:
         _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} ❌ {err}")
         return puzzle, None, report_json.report_entry(puzzle, str(path), None, "unreadable"), path
-    if not args.solution and _not_started(puzzle, source):
+    if not args.solution and not_started(source, puzzle.kernel_names):
         _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started")
         return puzzle, None, report_json.report_entry(puzzle, str(path), None, "not_started"), path
     return puzzle, source, None, path
 
 
 def _puzzles_at_once(args) -> int:
-    """Puzzles checked side by side, eight at most; one where the user chose --workers. One per core
-    where each check is one interpreter worker (a 2-core laptop checks two puzzles at once: most
-    puzzles are too small to share their cases among workers), one per two cores where a GPU worker
-    may run beside it."""
-    from checker.run.runner import cores
-    from checker.run.session import cuda_likely
-    if args.workers:
-        return 1
-    per_check = 1 if args.backend == "interpreter" or not cuda_likely() else 2
-    return max(1, min(8, cores() // per_check))
+    """Puzzles checked side by side (session.checks_at_once); one where the user chose --workers."""
+    from checker.run.session import checks_at_once
+    return 1 if args.workers else checks_at_once(args.backend)
 
 
 def _say_parts(puzzle: Puzzle, report: Report) -> None:
@@ -236,8 +263,14 @@ def _main(argv: list[str] | None = None) -> int:
         return stop_servers()
     if args.list:
         return _list()
+    if args.progress:
+        from checker.history.view import text_lines
+        print("\n".join(text_lines()))
+        return EXIT_PASS
     if args.all:
         return _check_all(args)
+    if args.grade:
+        return _grade(args)
     if not args.puzzle:
         parser.print_usage(sys.stderr)
         return EXIT_USAGE
@@ -271,7 +304,10 @@ def _main(argv: list[str] | None = None) -> int:
         from checker.run.session import run_bench
         status, rows = run_bench(puzzle, source, timeout=args.timeout,
                                  write=(lambda line: print(line, file=sys.stderr)) if args.json else print,
-                                 profile=args.profile)
+                                 profile=args.profile,
+                                 checked=None if args.solution else lambda report: record_check(puzzle, report))
+        if status == EXIT_PASS and not args.solution:
+            record_bench(puzzle, rows)
         if args.json:
             import time
             print(json.dumps({"puzzle": puzzle.key, "date": time.strftime("%Y-%m-%d"),
@@ -286,6 +322,8 @@ def _main(argv: list[str] | None = None) -> int:
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
                        sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)
+    if not args.solution:
+        record_check(puzzle, report)
     if args.json:
         print(json.dumps(report_json.document([report_json.report_entry(puzzle, source.origin, report)]), indent=1))
     if report.usage_error:

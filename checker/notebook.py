@@ -8,6 +8,8 @@ import inspect
 import re
 
 from checker import registry
+from checker.history.store import record_check
+from checker.history.view import ProgressView
 
 from checker.report import html as rich
 from checker.report.model import Report
@@ -170,9 +172,18 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
             live.clear()
         print("❌ Interrupted: the check stopped. Nothing was written; run the cell again to check.")
         return Report(False, "interrupted", [])
+    if not solution:
+        record_check(spec, report)
     if live:
         return live.show(report, plot)
     if plot and not report.passed:
         from checker.report.plot import plot_failures
         plot_failures(report)
     return report
+
+
+def progress() -> ProgressView:
+    """Your progress, as the notebook's cell output: every puzzle in order, each part's last check in
+    the interpreter and on a GPU, when, and the best --bench fraction of the roofline. An HTML table
+    in Jupyter, text elsewhere (the same as `python -m checker --progress`)."""
+    return ProgressView()

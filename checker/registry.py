@@ -20,7 +20,7 @@ from checker.puzzle.model import Puzzle, SpecError
 # the command line's own options: a part named like one would shadow it (--list, --all, ...)
 RESERVED_PARTS = {"list", "all", "json", "solution", "notebook", "backend", "timeout", "seed", "no_sanitize", "workers",
                   "no-sanitize", "verbose", "reset", "help", "bench", "folder", "no-server",
-                  "no_server", "stop-server", "stop_server"}
+                  "no_server", "stop-server", "stop_server", "progress", "grade", "out", "puzzles", "jobs"}
 HEAVY = ("torch", "triton")
 
 

@@ -273,3 +273,9 @@ def static_problems(source: KernelSource, kernels: tuple[str, ...]) -> list[Stat
         if all((p.message, p.where) != (problem.message, problem.where) for p in unique):
             unique.append(problem)
     return unique
+
+
+def not_started(source: KernelSource, kernels: tuple[str, ...]) -> bool:
+    """Every one of these kernels is still its stub (raises NotImplementedError): nothing to run."""
+    stubs = [p for p in static_problems(source, kernels) if p.kind == "not_implemented"]
+    return bool(kernels) and len(stubs) == len(kernels)

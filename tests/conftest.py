@@ -14,6 +14,14 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ and "OMP_NUM_THREADS" not in os.env
 # `python -m checker` in a test runs in its own process and starts no warm server (none is left
 # behind); tests/test_server.py starts and stops its own in a folder of its own
 os.environ["TRITON_PUZZLES_NO_SERVER"] = "1"
+# every check of a notebook records the learner's progress (checker/history/store.py): the tests'
+# checks go to a folder of their own, never into the checkout's .checker/
+if "TRITON_PUZZLES_STATE" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    os.environ["TRITON_PUZZLES_STATE"] = tempfile.mkdtemp(prefix="triton-puzzles-state-")
+    atexit.register(shutil.rmtree, os.environ["TRITON_PUZZLES_STATE"], True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # import bugs (tests/bugs/), block_steps
 
 import pytest  # noqa: E402

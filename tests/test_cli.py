@@ -13,6 +13,7 @@ import pytest
 from checker import registry, stubs
 from checker.registry import _check_one
 from checker.puzzle.model import REPO_ROOT, Part, Puzzle, SpecError
+from learner_notebooks import solved_notebook
 
 SCHEMA = json.loads((REPO_ROOT / "checker" / "report" / "schema.json").read_text(encoding="utf-8"))
 P01 = registry.get("p01")
@@ -21,15 +22,6 @@ P01 = registry.get("p01")
 def checker(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "checker", *args], cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=timeout)
-
-
-def solved_notebook(puzzle: Puzzle, path) -> None:
-    """The puzzle's notebook with the solution's kernels in its kernel cells (one kernel per cell)."""
-    notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
-    solution = puzzle.solution.read_text(encoding="utf-8")
-    for cell in stubs.kernel_cells(notebook):
-        cell["source"] = solution  # each cell may define everything: later definitions win
-    path.write_text(json.dumps(notebook), encoding="utf-8")
 
 
 @pytest.mark.parametrize(("args", "words"), [

@@ -19,9 +19,9 @@ FLOORS = [  # bottom first: (floor name, module prefixes)
     ("finding puzzles, explaining evidence", ("checker.registry", "checker.diagnosis")),
     ("instruments", ("checker.interpreter",)),
     ("one case", ("checker.case",)),
-    ("runs and reports", ("checker.run", "checker.report", "checker.bench")),
+    ("runs and reports", ("checker.run", "checker.report", "checker.bench", "checker.history")),
     ("faces", ("checker.cli", "checker.notebook", "checker.server", "checker.stubs", "checker.new", "checker.reset",
-               "checker.selftime", "checker.mutate", "checker.__main__", "checker")),
+               "checker.selftime", "checker.mutate", "checker.grade", "checker.__main__", "checker")),
 ]
 
 

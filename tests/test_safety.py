@@ -14,6 +14,7 @@ from checker import check, registry, stubs
 from checker.run.runner import STARTUP_TIMEOUT
 from checker.source import cell_text
 from checker.puzzle.model import REPO_ROOT
+from learner_notebooks import namespace_of
 
 PUZZLE = registry.get("p22")
 SIGNATURE = "@triton.jit\ndef layernorm_fwd_kernel(x_ptr, gamma_ptr, beta_ptr, z_ptr, H, eps, BLOCK_H: tl.constexpr):\n"
@@ -105,15 +106,6 @@ def notebook_with(tmp_path, first_kernel: str):
     path = tmp_path / "learner.ipynb"
     path.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
     return path
-
-
-def namespace_of(code: str, tmp_path) -> dict:
-    """Define the kernel as a notebook cell would: in a namespace, with its source findable."""
-    source_file = tmp_path / "cell.py"
-    source_file.write_text("import triton\nimport triton.language as tl\n\n" + code, encoding="utf-8")
-    namespace: dict = {}
-    exec(compile(source_file.read_text(), str(source_file), "exec"), namespace)
-    return namespace
 
 
 def run_cli(path, *options):

@@ -39,7 +39,8 @@ DIR_ENV = "TRITON_PUZZLES_SERVER_DIR"   # the runtime folder (the tests use a te
 # environment variables that change what a check does or how its workers start: part of the key
 ENV_PREFIXES = ("TRITON_", "CUDA_", "TORCH", "PYTORCH_", "OMP_", "MKL_", "NVIDIA_", "PYTHON")
 ENV_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "HOME")
-OWN_PREFIX = "TRITON_PUZZLES_"          # the server's own settings are not part of the key
+OWN_PREFIX = "TRITON_PUZZLES_"          # the server's own settings are not part of the key,
+KEYED_OWN = ("TRITON_PUZZLES_STATE",)   # but for those that change where a check records its outcome
 NO_SERVER, STOP_SERVER = "--no-server", "--stop-server"
 INTERRUPTED = "\nInterrupted: the check stopped, and nothing was written."  # as checker.cli says it
 
@@ -52,7 +53,7 @@ def disabled(argv: list[str]) -> bool:
 def relevant_env(environ=None) -> dict:
     environ = os.environ if environ is None else environ
     return {k: v for k, v in sorted(environ.items())
-            if (k.startswith(ENV_PREFIXES) or k in ENV_NAMES) and not k.startswith(OWN_PREFIX)}
+            if (k.startswith(ENV_PREFIXES) or k in ENV_NAMES) and (not k.startswith(OWN_PREFIX) or k in KEYED_OWN)}
 
 
 def checker_hash() -> str:
@@ -266,7 +267,7 @@ def stop_servers() -> int:
 def worth_a_server(argv: list[str], status: int) -> bool:
     """Start a server after this command ran here? After a check (a puzzle or --all) that could
     run; not after --help, --list, --reset or a usage error."""
-    if status == 2 or any(a in ("-h", "--help", "--list", "--reset", STOP_SERVER) for a in argv):
+    if status == 2 or any(a in ("-h", "--help", "--list", "--reset", "--progress", STOP_SERVER) for a in argv):
         return False
     return True
 

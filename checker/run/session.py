@@ -157,6 +157,15 @@ def sharded(make: Callable[[int], Request], shards: int, parts: list[str], cases
         stop.set()
 
 
+def checks_at_once(backend: str) -> int:
+    """Checks worth running side by side (--all, --grade), eight at most. One per core where each
+    check is one interpreter worker (a 2-core laptop checks two puzzles at once: most puzzles are
+    too small to share their cases among workers), one per two cores where a GPU worker may run
+    beside it (the GPU itself takes gpu_workers() at a time: the pool makes the others wait)."""
+    per_check = 1 if backend == "interpreter" or not cuda_likely() else 2
+    return max(1, min(8, cores() // per_check))
+
+
 def cuda_likely() -> bool:
     """Without importing torch (the parent stays light): is an NVIDIA device visible?"""
     return os.path.exists("/dev/nvidiactl") or bool(glob.glob("/dev/nvidia[0-9]*"))
@@ -187,15 +196,19 @@ def _background(request: Request, stop: threading.Event | None = None) -> Iterat
 
 
 def run_bench(puzzle: Puzzle, source: KernelSource, *, timeout: float = DEFAULT_TIMEOUT,
-              write: Callable[[str], None] = print, profile: bool = False) -> tuple[int, list]:
+              write: Callable[[str], None] = print, profile: bool = False,
+              checked: Callable[[Report], object] | None = None) -> tuple[int, list]:
     """--bench: check the benchmarked part on the GPU, then time it at the puzzle's benchmark sizes
     (profile: and list each kernel's time in one run, kernel_times). Returns (exit status, rows):
-    2 without a GPU or a benchmark, 1 if the kernels are wrong."""
+    2 without a GPU or a benchmark, 1 if the kernels are wrong. checked: given the GPU check's report
+    (the command line records it as the learner's progress)."""
     from checker.bench.columns import BenchRow, table
     if puzzle.bench is None:
         write(f"{puzzle.key} has no benchmark (--bench is for the puzzles about speed)")
         return 2, []
     report = run_check(puzzle, [puzzle.bench.part], source, backend="gpu", timeout=timeout, write=write)
+    if checked is not None:
+        checked(report)
     if report.usage_error:
         write("--bench needs a CUDA GPU: times taken in the interpreter say nothing about a GPU.")
         return 2, []

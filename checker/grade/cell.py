@@ -1,0 +1,108 @@
+"""One cell of the gradebook: a student's puzzle part, from the report of its check.
+
+A cell says pass or fail, the cases passed of those run (on every backend that ran), the cause
+class of the first failure (checker/diagnosis/model.py's CAUSES: what kind of change fixes it; a
+question where the evidence leaves several, "mask or address?") and a short reason in the
+report's own words. What stopped a check has a verdict of its own: a hang, a crash, cells that do
+not run; and so has what was never run: a notebook missing, unreadable or not started.
+"""
+from __future__ import annotations
+
+import re
+
+from checker.diagnosis import arbitrate
+from checker.diagnosis.model import Diagnosis
+from checker.history.store import backend_of
+from checker.report.model import BAD, OK, CaseResult, Report
+from checker.report.sentences import in_a_line
+
+PASS, FAIL, HANG, CRASH, DOES_NOT_RUN = "pass", "fail", "hang", "crash", "does not run"
+MISSING, UNREADABLE, NOT_STARTED, ERROR = "missing", "unreadable", "not started", "error"
+STOPPED = {"hang": HANG, "crash": CRASH, "stopped": CRASH, "load_error": DOES_NOT_RUN}  # report fault -> verdict
+REASON_CHARACTERS = 140  # a cell's reason, cut at a word: the report has the rest
+
+
+def cell(verdict: str, passed: int = 0, cases: int = 0, cause: str = "", reason: str = "",
+         backends: dict | None = None) -> dict:
+    """A gradebook cell as the JSON gradebook holds it."""
+    return {"verdict": verdict, "passed": passed, "cases": cases, "cause": cause, "reason": reason,
+            "backends": backends or {}}
+
+
+def from_report(part: str, report: Report) -> dict:
+    """The cell of `part`, from a check of that part alone (one part per check: a hang in one part
+    leaves the student's other parts graded)."""
+    entries = [p for p in report.parts if p["part"] == part]
+    passed = sum(p["correct"] for p in entries)
+    cases = sum(p["cases"] + p.get("unrun", 0) for p in entries)  # those a hang or crash left unrun too
+    backends = {backend_of(p["backend"]): f"{p['correct']}/{p['cases'] + p.get('unrun', 0)}"
+                + ("" if p["passed"] else " ✗") for p in entries}
+    if entries and all(p["passed"] for p in entries):
+        return cell(PASS, passed, cases, backends=backends)
+    fault = next((f for f in report.faults if f["kind"] in STOPPED), None)
+    if fault is not None:
+        return cell(STOPPED[fault["kind"]], passed, cases, "", _fault_reason(fault), backends)
+    if report.usage_error:
+        return cell(ERROR, passed, cases, "", short(report.usage_error), backends)
+    cause, reason = first_failure(part, report)
+    if not reason:
+        reason = next((p["problem"] for p in entries if p["problem"]), "")
+    return cell(FAIL, passed, cases, cause, short(reason), backends)
+
+
+def first_failure(part: str, report: Report) -> tuple[str, str]:
+    """(cause class, reason) of the part's first failing case, in the order the report shows them:
+    the case's error, its own diagnoses (the addresses it saw), then its outputs'; where the case
+    names no cause, the part's diagnosis across cases."""
+    failing = [c for c in report.cases if c.part == part and c.status != "pass"]
+    across = [d for p, _, d in report.summaries if p == part]
+    if not failing:
+        return (causes(across[0]), across[0].text) if across else ("", "")
+    case = failing[0]
+    found = _diagnoses(case)
+    cause = next((causes(d) for d in found if d.classes), "") or next((causes(d) for d in across if d.classes), "")
+    bad = next((o for o in case.outputs if not o.ok), None)
+    said = arbitrate.explanation(case) or (in_a_line(bad) if bad else "")
+    return cause, f"{case.case}: {said}" if said else case.case
+
+
+def _diagnoses(case: CaseResult) -> list[Diagnosis]:
+    cut = arbitrate.sharper(case.diagnoses)
+    shown = [o.diagnosis for o in case.outputs if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, cut)]
+    return [d for d in (case.error_diagnosis, *case.diagnoses, *shown) if d]
+
+
+def causes(d: Diagnosis) -> str:
+    """'mask', or 'mask or address?' where the evidence asks about several."""
+    if d.cause:
+        return d.cause
+    return " or ".join(d.candidates) + "?" if d.candidates else ""
+
+
+def _fault_reason(fault: dict) -> str:
+    """What stopped the check, from the report's own lines: "N=8: still running after 2 s, so it was
+    stopped; it was at `kernel`, cell 4, line 6: while True:"."""
+    lines = [re.sub(rf"^({BAD}|{OK})\s*", "", ln.strip()) for ln in fault.get("lines", []) if ln.strip()]
+    if not lines:
+        return fault["kind"]
+    head = lines[0].split(". ")[0].rstrip(".:")
+    if fault["kind"] == "load_error" and len(lines) > 1:
+        head = lines[1]
+    where = next((ln for ln in lines[1:] if ln.startswith("it was at")), "")
+    return short(f"{head}; {where}" if where else head)
+
+
+def short(text: str, limit: int = REASON_CHARACTERS) -> str:
+    """One line of at most `limit` characters, cut at a word."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return text[:limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def csv_text(c: dict) -> str:
+    """The cell as the CSV shows it: "pass 9/9", "fail 5/9 [mask] N=100: …", "hang 0/9 …", "missing"."""
+    counted = f" {c['passed']}/{c['cases']}" if c["cases"] or c["verdict"] in (PASS, FAIL, HANG, CRASH) else ""
+    cause = f" [{c['cause']}]" if c["cause"] else ""
+    reason = f" {c['reason']}" if c["reason"] and c["verdict"] != PASS else ""
+    return f"{c['verdict']}{counted}{cause}{reason}"
