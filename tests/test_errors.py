@@ -264,3 +264,19 @@ def test_an_int_without_to_is_named_with_what_runs_on_both():
     from checker.diagnosis.interpreter_gaps import interpreter_gap
     said = interpreter_gap("AttributeError(\"'int' object has no attribute 'to'\")", "start = row.to(tl.int64) * stride")
     assert "Python int" in said and "tl.cast(value, tl.int64)" in said
+
+
+def test_a_name_never_assigned_is_said_alike_and_never_as_gpu_only():
+    """The interpreter raises a NameError too: no "(the interpreter alone would run it)" here."""
+    code = """
+@triton.jit
+def k(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(y_ptr + offz, x, mask=offs < N)
+"""
+    compiled, interpreted = _rejected(code, "typo", _one_block)
+    for error in (compiled, interpreted):
+        assert "`offz` is not defined: the kernel never assigns it" in error.message, error.message
+        assert "interpreter alone" not in error.message.lower() and "for a GPU" not in error.message
+        assert error.where == "`k`, typo.py, line 9"
