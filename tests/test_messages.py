@@ -257,3 +257,24 @@ def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare
     assert hint([1, 2, 4, 4]).candidates == ("formula", "loop", "mask", "address")
     assert "B = 1" not in hint([1, 1, 1, 2]).text        # most cases have one: says nothing
     assert "address" in hint([1, 1, 1, 2]).candidates
+
+
+def test_a_scalar_output_is_a_bar_with_its_values_not_a_heat_map():
+    """p27's loss: a 1x1 heat map said nothing and crowded its ticks."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import torch
+
+    from checker.case import _error_map
+    from checker.report.plot import plot_failures
+    loss = _error_map(torch.tensor(2.5), torch.tensor(0.625, dtype=torch.float64), 1e-3)
+    assert (loss["rows"], loss["cols"], loss["got"], loss["expected"]) == (1, 1, 2.5, 0.625)
+    failed = {"part": "forward", "case": "M=4, V=8", "dims": "M=4, V=8", "status": "fail",
+              "error_maps": {"loss": loss}}
+    fig = plot_failures(Report(False, "", [failed]))
+    ax = fig.axes[0]
+    assert not ax.images and len(fig.axes) == 1, "a heat map (and its colour bar) for a scalar"
+    assert ax.get_xscale() == "log" and list(ax.get_yticks()) == []
+    words = " ".join(t.get_text() for t in ax.texts)
+    assert "got 2.5" in words and "expected 0.625" in words
