@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -70,22 +69,30 @@ def lab_environment(data_dir: Path) -> dict:
                 JUPYTER_PATH=os.pathsep.join(filter(None, [str(data_dir), os.environ.get("JUPYTER_PATH")])))
 
 
+def kernel_spec_folder() -> Path:
+    """Where the launcher keeps its kernel spec: one folder per user, checkout and Python, rewritten
+    at each start (JupyterLab reads it while it runs; nothing is left to clean up)."""
+    import hashlib
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    mark = hashlib.sha256(f"{REPO_ROOT}|{sys.executable}".encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"triton-puzzles-lab-{uid}" / mark
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Start JupyterLab (arguments after `lab` go to it) and wait for it; Ctrl-C stops it."""
+    """Become JupyterLab (arguments after `lab` go to it): the same process, so that Ctrl-C and
+    a kill reach JupyterLab itself and leave no server behind."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--kernel"]:  # the kernel process JupyterLab starts from kernel_spec()
         from ipykernel.kernelapp import IPKernelApp
         IPKernelApp.launch_instance(argv=argv[1:], kernel_class=kernel_class())
         return 0
-    with tempfile.TemporaryDirectory(prefix="triton-puzzles-lab-") as data_dir:
-        write_kernel_spec(Path(data_dir))
-        root = hasattr(os, "geteuid") and os.geteuid() == 0
-        process = subprocess.Popen(lab_command(argv, root), cwd=REPO_ROOT, env=lab_environment(Path(data_dir)))
-        while True:
-            try:
-                return process.wait()
-            except KeyboardInterrupt:  # JupyterLab got the Ctrl-C too and asks to confirm: wait for it
-                continue
+    data_dir = kernel_spec_folder()
+    write_kernel_spec(data_dir)
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    command = lab_command(argv, root)
+    os.chdir(REPO_ROOT)
+    os.execve(command[0], command, lab_environment(data_dir))
+    return 1  # not reached: execve replaced this process
 
 
 if __name__ == "__main__":

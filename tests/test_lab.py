@@ -50,3 +50,35 @@ def test_python_m_checker_lab_reaches_jupyterlab():
                           timeout=120, cwd=lab.REPO_ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()[:1].isdigit(), done.stdout
+
+
+def test_stopping_the_launcher_stops_jupyterlab(tmp_path):
+    """The launcher becomes JupyterLab (exec): a kill or Ctrl-C reaches the server itself, and no
+    orphaned server is left listening."""
+    import secrets
+    import socket
+    import time
+    import urllib.request
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    token = secrets.token_hex(8)
+    proc = subprocess.Popen([sys.executable, "-m", "checker", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+                             f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+                             f"--ServerApp.root_dir={tmp_path}"], cwd=lab.REPO_ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "JupyterLab did not start"
+                time.sleep(0.3)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    time.sleep(1.0)
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2).close()
