@@ -14,7 +14,7 @@ from pathlib import Path
 from checker import registry
 from checker.report import json as report_json
 from checker.report.model import Report
-from checker.run.runner import DEFAULT_TIMEOUT
+from checker.run.hang_limits import DEFAULT_TIMEOUT, FACTOR, FLOOR
 from checker.run.session import BACKENDS, run_check
 from checker.source import NotebookError, from_file, from_notebook, static_problems
 from checker.puzzle.model import REPO_ROOT, Puzzle, SpecError
@@ -74,8 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--notebook", metavar="PATH", help="check (or --reset) this notebook instead of the puzzle's own")
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="auto: the interpreter, and the GPU too when CUDA is there")
-    parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"stop a kernel that runs longer than this in one case (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--timeout", type=_positive, default=None, metavar="SECONDS",
+                        help="stop a kernel that runs longer than this in one case (default: the puzzle's own, "
+                             f"{FACTOR:g}× its reference's slowest case in the interpreter, at least {FLOOR:g}; "
+                             f"{DEFAULT_TIMEOUT:g} on a GPU)")
     parser.add_argument("--seed", type=int, default=0, help="draw other random inputs")
     parser.add_argument("--workers", type=_count, default=None, metavar="N",
                         help="interpreter processes sharing the cases (default: one per two idle cores, up to 4)")
@@ -321,7 +323,7 @@ def _main(argv: list[str] | None = None) -> int:
         from dataclasses import asdict
 
         from checker.run.session import run_bench
-        status, rows = run_bench(puzzle, source, timeout=args.timeout,
+        status, rows = run_bench(puzzle, source, timeout=args.timeout or DEFAULT_TIMEOUT,
                                  write=(lambda line: print(line, file=sys.stderr)) if args.json else print,
                                  profile=args.profile)
         if args.json:

@@ -24,7 +24,7 @@ from checker.puzzle.model import REPO_ROOT
 
 HANG_DUMP_WAIT = 1.0  # seconds a stuck worker gets to print where it is
 SLOW_NOTICE = 10.0  # seconds of one case's kernels before the report says it is still running
-DEFAULT_TIMEOUT = 60.0  # seconds for one case's kernels; the slowest correct case takes a few seconds here
+from checker.run.hang_limits import DEFAULT_TIMEOUT  # noqa: E402 - one case's kernels, where no puzzle's limit applies
 STARTUP_TIMEOUT = 120.0  # importing torch and triton on a cold machine
 REAPER_THREAD = "checker-idle-workers"  # the thread that stops idle workers (WorkerPool._reap)
 WORKER_IDLE_EXIT_S = 300.0  # an idle warm worker stops after this: the next check pays its start-up (~2 s)
@@ -46,6 +46,7 @@ class Request:
     shards: int = 1
     threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
     first_failure: bool = False  # stop at the first case that fails (a test that needs only "rejected")
+    timeout_why: str = ""        # where the limit comes from, for the report (checker/run/hang_limits.py)
 
     def to_json(self) -> str:
         return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
@@ -332,13 +333,13 @@ def run_backend(request: Request) -> Iterator[dict]:
             if line is None and notice and time.monotonic() < deadline:
                 notice = None
                 yield {"type": "slow", "part": current and current["part"], "case": current and current["case"],
-                       "after": SLOW_NOTICE, "timeout": request.timeout}
+                       "after": SLOW_NOTICE, "timeout": request.timeout, "why": request.timeout_why}
                 continue
             if line is None:
                 where = _where_it_hangs(worker.proc, worker.stderr, request.source) if current else ""
                 worker.close()
                 yield {"type": "hang", "part": current and current["part"], "case": current and current["case"],
-                       "timeout": request.timeout, "where": where}
+                       "timeout": request.timeout, "where": where, "why": request.timeout_why}
                 return
             if line == "":
                 break
