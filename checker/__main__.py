@@ -3,6 +3,9 @@ import sys
 from checker.run import client  # the standard library only: a warm server answers before torch is imported
 
 argv = sys.argv[1:]
+if argv[:1] == ["lab"]:  # JupyterLab for the puzzles (checker/lab.py), not a check
+    from checker.lab import main as lab
+    sys.exit(lab(argv[1:]))
 status = client.main(argv)
 if status is None:  # no server ran it: here, as always, then a warm server for the next command
     from checker.cli import main

@@ -36,7 +36,10 @@ def _error_map(got: torch.Tensor, ref: torch.Tensor, allowed: float) -> dict:
     rows, cols = grid.shape[2], grid.shape[3]
     side = (min(MAX_MAP, rows), min(MAX_MAP * (MAX_MAP if rows == 1 else 1), cols))
     pooled = torch.nn.functional.adaptive_max_pool2d(grid, side)
-    return {"grid": pooled[0, 0].tolist(), "rows": rows, "cols": cols}
+    drawn = {"grid": pooled[0, 0].tolist(), "rows": rows, "cols": cols}
+    if ref.numel() == 1:  # a scalar (a loss): the plot writes its two values out instead of a 1x1 map
+        drawn.update(got=float(got.detach().double().cpu().reshape(-1)[0]), expected=float(ref.reshape(-1)[0]))
+    return drawn
 
 
 class _SyncedKernels:

@@ -15,13 +15,12 @@ from checker import registry
 from checker.history.store import record_bench, record_check
 from checker.report import json as report_json
 from checker.report.model import Report
-from checker.run.runner import DEFAULT_TIMEOUT
+from checker.run.hang_limits import DEFAULT_TIMEOUT, FACTOR, FLOOR
 from checker.run.session import BACKENDS, run_check
 from checker.source import NotebookError, from_file, from_notebook, not_started
 from checker.puzzle.model import REPO_ROOT, Puzzle, SpecError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-TITLE_WIDTH = 40  # --all's column of puzzle titles
 PROGRESS_LINK = ("Your progress over time, on the interpreter and on a GPU, with each part's last check: "
                  "python -m checker --progress")
 EPILOG = """exit status: 0 every check passed; 1 some check failed (or, with --all, a puzzle is not
@@ -91,8 +90,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--notebook", metavar="PATH", help="check (or --reset) this notebook instead of the puzzle's own")
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="auto: the interpreter, and the GPU too when CUDA is there")
-    parser.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"stop a kernel that runs longer than this in one case (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--timeout", type=_positive, default=None, metavar="SECONDS",
+                        help="stop a kernel that runs longer than this in one case (default: the puzzle's own, "
+                             f"{FACTOR:g}× its reference's slowest case in the interpreter, at least {FLOOR:g}; "
+                             f"{DEFAULT_TIMEOUT:g} on a GPU)")
     parser.add_argument("--seed", type=int, default=0, help="draw other random inputs")
     parser.add_argument("--workers", type=_count, default=None, metavar="N",
                         help="interpreter processes sharing the cases (default: one per two idle cores, up to 4)")
@@ -138,35 +139,39 @@ def _check_all(args) -> int:
     if not folder.is_dir():
         print(f"no folder {folder}", file=sys.stderr)
         return EXIT_USAGE
-    # (puzzle, source, the entry when it cannot run, path): checked side by side where cores allow, and
-    # reported in the puzzles' order
+    # (puzzle, source, the entry when it cannot run, path, why it cannot): checked side by side where
+    # cores allow, and reported in the puzzles' order
     todo = [_prepare(puzzle, folder, args) for puzzle in registry.all_puzzles()]
     parallel = _puzzles_at_once(args)
 
     def check(item):
-        puzzle, source, _, _ = item
+        puzzle, source = item[0], item[1]
         return run_check(puzzle, [p.name for p in puzzle.parts], source, backend=args.backend,
                          timeout=args.timeout, seed=args.seed, sanitize=not args.no_sanitize,
                          write=lambda line: None, shards=args.workers if parallel == 1 else 1,
                          sharing=parallel)
 
     from concurrent.futures import ThreadPoolExecutor
-    entries, everything_ok = [], True
+    entries, tally = [], AllTally()
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         reports = {item[0].key: pool.submit(check, item) for item in todo if item[2] is None}
         try:
-            for puzzle, source, entry, path in todo:
+            for puzzle, source, entry, path, why in todo:
                 if entry is not None:
                     entries.append(entry)
-                    everything_ok = False
+                    tally.count(entry["status"], [])
+                    _say(_puzzle_line(puzzle, why))
                     continue
-                _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} checking …")
+                progress = _Progress(_puzzle_line(puzzle, "checking …"))
                 report = reports[puzzle.key].result()
+                progress.erase()
                 entries.append(report_json.report_entry(puzzle, str(path), report))
+                passed = sum(part["passed"] for part in report.parts)
+                tally.count("pass" if report.passed else "fail", report.parts)
+                _say(_puzzle_line(puzzle, f"{'✅' if report.passed else '❌'} {passed}/{len(report.parts)} parts"))
                 _say_parts(puzzle, report)
                 if not args.solution:
                     record_check(puzzle, report)
-                everything_ok &= report.passed
         except KeyboardInterrupt:
             # the puzzles not started are dropped and the running ones' workers stopped, so that
             # leaving the pool (it waits for its threads) takes a moment, not the rest of the class
@@ -174,11 +179,57 @@ def _check_all(args) -> int:
             from checker.run.runner import kill_busy_workers
             kill_busy_workers()
             raise
+    _say(tally.line())
     if args.json:
         print(json.dumps(report_json.document(entries), indent=1))
     if not args.solution:
         _say(f"\n{PROGRESS_LINK}")
-    return EXIT_PASS if everything_ok else EXIT_FAIL
+    return EXIT_PASS if tally.everything_ok else EXIT_FAIL
+
+
+class AllTally:
+    """--all's total line: puzzles passed, parts passed, puzzles not started."""
+
+    def __init__(self) -> None:
+        self.statuses: list[str] = []
+        self.parts_passed = self.parts = 0
+
+    def count(self, status: str, parts: list[dict]) -> None:
+        self.statuses.append(status)
+        self.parts += len(parts)
+        self.parts_passed += sum(part["passed"] for part in parts)
+
+    @property
+    def everything_ok(self) -> bool:
+        return all(status == "pass" for status in self.statuses)
+
+    def line(self) -> str:
+        waiting = sum(status in ("not_started", "missing") for status in self.statuses)
+        unreadable = sum(status == "unreadable" for status in self.statuses)
+        line = (f"total: {self.statuses.count('pass')}/{len(self.statuses)} puzzles pass "
+                f"({self.parts_passed}/{self.parts} parts of those checked); {waiting} not started")
+        return line + (f", {unreadable} unreadable" if unreadable else "")
+
+
+class _Progress:
+    """A transient "checking …" on a terminal, erased when the puzzle's lines come; nothing when
+    stderr is a file or a pipe (a log keeps only the results)."""
+
+    def __init__(self, line: str) -> None:
+        self.shown = sys.stderr.isatty()
+        if self.shown:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+    def erase(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")  # back to the line's start, and clear it
+
+
+def _puzzle_line(puzzle: Puzzle, status: str) -> str:
+    """pNN, its title padded to the longest title, its status: one column of statuses down the page."""
+    width = max(len(p.title) for p in registry.all_puzzles())
+    return f"{puzzle.key}  {puzzle.title:<{width}}  {status}"
 
 
 def _grade(args) -> int:
@@ -202,20 +253,19 @@ def _grade(args) -> int:
 
 
 def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
-    """(puzzle, source, None, path) to check, or (puzzle, None, entry, path) with why it cannot be."""
+    """(puzzle, source, None, path, "") to check, or (puzzle, None, entry, path, why) with why it
+    cannot be; nothing is printed here: --all prints in the puzzles' order."""
     path = puzzle.solution if args.solution else folder / puzzle.notebook.name
     if not path.is_file():
-        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started (no {path.name})")
-        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "missing"), path
+        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "missing"), path, \
+            f"not started (no {path.name})"
     try:
         source = from_file(path, path.name) if args.solution else from_notebook(path, path.name)
     except NotebookError as err:
-        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} ❌ {err}")
-        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "unreadable"), path
+        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "unreadable"), path, f"❌ {err}"
     if not args.solution and not_started(source, puzzle.kernel_names):
-        _say(f"{puzzle.key}  {puzzle.title:<{TITLE_WIDTH}} not started")
-        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "not_started"), path
-    return puzzle, source, None, path
+        return puzzle, None, report_json.report_entry(puzzle, str(path), None, "not_started"), path, "not started"
+    return puzzle, source, None, path, ""
 
 
 def _puzzles_at_once(args) -> int:
@@ -226,13 +276,17 @@ def _puzzles_at_once(args) -> int:
 
 def _say_parts(puzzle: Puzzle, report: Report) -> None:
     order = [p.name for p in puzzle.parts]  # the puzzle's order, whichever part reported first
-    title_width = max(len(p.title) for p in puzzle.parts)
     for part in sorted(report.parts, key=lambda p: order.index(p["part"])):
         mark = "✅" if part["passed"] else "❌"
         detail = f"{part['correct']}/{part['cases']} cases" if part["cases"] else part["problem"]
         if part["cases"] and part["problem"]:
             detail += f"; {part['problem']}"
-        _say(f"      {part['title']:<{title_width}}  {part['backend']:<24} {mark} {detail}")
+        _say(f"      {part['title']:<{_part_title_width()}}  {part['backend']:<24} {mark} {detail}")
+
+
+def _part_title_width() -> int:
+    """One column of part titles for every puzzle, so that --all's lines align down the page."""
+    return max((len(p.title) for puzzle in registry.all_puzzles() for p in puzzle.parts), default=0)
 
 
 def _other_puzzles_notebook(puzzle: Puzzle, source) -> Puzzle | None:
@@ -302,7 +356,7 @@ def _main(argv: list[str] | None = None) -> int:
         from dataclasses import asdict
 
         from checker.run.session import run_bench
-        status, rows = run_bench(puzzle, source, timeout=args.timeout,
+        status, rows = run_bench(puzzle, source, timeout=args.timeout or DEFAULT_TIMEOUT,
                                  write=(lambda line: print(line, file=sys.stderr)) if args.json else print,
                                  profile=args.profile,
                                  checked=None if args.solution else lambda report: record_check(puzzle, report))

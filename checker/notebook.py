@@ -13,7 +13,6 @@ from checker.history.view import ProgressView
 
 from checker.report import html as rich
 from checker.report.model import Report
-from checker.run.runner import DEFAULT_TIMEOUT
 from checker.run.session import run_check
 from checker.source import from_file, from_namespace
 from checker.puzzle.model import REPO_ROOT, Puzzle
@@ -131,7 +130,7 @@ def puzzle_of_namespace(namespace: dict) -> Puzzle:
 
 
 def check(puzzle: str | None = None, part: str | list[str] | None = None, *, solution: bool = False,
-          namespace: dict | None = None, backend: str = "auto", timeout: float = DEFAULT_TIMEOUT,
+          namespace: dict | None = None, backend: str = "auto", timeout: float | None = None,
           seed: int = 0, sanitize: bool = True, verbose: bool = False, plot: bool = True,
           only_documented: bool = False, in_process: bool = False, html: bool | None = None) -> Report:
     """Check `part` of `puzzle` (None: every part); `check("backward")` finds the puzzle itself.

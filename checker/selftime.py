@@ -60,6 +60,21 @@ def phases_once(puzzle_key: str, backend: str) -> dict[str, float]:
     return totals
 
 
+def slowest_cases() -> dict[str, float]:
+    """Every puzzle's reference solution, every part, in the interpreter: its slowest case's kernels
+    in seconds (checker/run/hang_limits.py's SLOWEST_CASE_S)."""
+    from checker import registry
+    from checker.run.runner import Request, run_backend
+    from checker.source import from_file
+    slowest = {}
+    for puzzle in registry.all_puzzles():
+        request = Request(puzzle.key, [p.name for p in puzzle.parts], from_file(puzzle.solution, "solution"),
+                          "interpreter")
+        times = [e.get("timings", {}).get("kernels", 0.0) for e in run_backend(request) if e["type"] == "case_result"]
+        slowest[puzzle.key] = round(max(times, default=0.0), 3)
+    return slowest
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m checker.selftime")
     parser.add_argument("--runs", type=int, default=5)
@@ -68,7 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", default="sanitizer", choices=sorted(COMPARISONS))
     parser.add_argument("checker_args", nargs="*", default=["p22", "--backward", "--solution", "--backend",
                                                            "interpreter"])
+    parser.add_argument("--slowest-cases", action="store_true",
+                        help="each puzzle's slowest case in the interpreter (the hang limits' basis)")
     args = parser.parse_args(argv)
+    if args.slowest_cases:
+        print(slowest_cases())
+        return 0
     if args.phases:
         runs = [phases_once(args.phases, args.backend) for _ in range(args.runs)]
         print(f"{args.phases} --solution on {args.backend}: {args.runs} runs, seconds (the first may compile)")

@@ -293,8 +293,9 @@ class Server:
         is not to be trusted with the next command, and exits."""
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
-            others = [t for t in threading.enumerate()
-                      if t is not threading.main_thread() and not t.name.startswith(THREAD_PREFIX)]
+            from checker.run.runner import REAPER_THREAD
+            others = [t for t in threading.enumerate() if t is not threading.main_thread()
+                      and not t.name.startswith((THREAD_PREFIX, REAPER_THREAD))]  # the pool's reaper stays
             if not others:
                 from checker.run.runner import POOL
                 POOL.reset_turn()

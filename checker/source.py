@@ -1,7 +1,7 @@
 """Where the kernels come from: a saved notebook, a solution file, or a live notebook namespace.
 
 All three become one `KernelSource`: Python text plus a map from its lines back to what the
-learner sees ("cell 5, line 3"). Static checks (syntax, missing kernels, untouched stubs) run here,
+learner sees ("`add_kernel`, line 3 of its cell"). Static checks (syntax, missing kernels, untouched stubs) run here,
 without importing torch or triton, so they answer instantly.
 """
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pathlib import Path
 
 KERNEL_TAG = "kernel"  # notebook cells holding the learner's @triton.jit code carry this tag
 DEF = re.compile(r"^[ \t]*def[ \t]+(\w+)[ \t]*\(", re.M)
+CELL_OF = "the cell that defines "  # a notebook cell named by its first function: JupyterLab numbers no cells
+CODE_CELL = "code cell "  # one that defines none, by its rank among the code cells
 PRELUDE = "import torch\nimport triton\nimport triton.language as tl\n"
 
 
@@ -54,14 +56,19 @@ class KernelSource:
         return KernelSource("\n".join(lines), self.origin, self.filename, self.chunks)
 
     def describe_line(self, lineno: int, name_function: bool = True) -> str:
-        """'`kernel_name`, cell 5, line 3': JupyterLab shows no cell numbers, so the kernel comes first."""
+        """'`add_kernel`, line 3 of its cell': JupyterLab shows no cell numbers, so a notebook's cell
+        is named by the kernel it defines, and the line is the line within that cell."""
         function = self.function_at(lineno) if name_function else ""
         prefix = f"`{function}`, " if function else ""
         for chunk in self.chunks:
             if chunk.first_line <= lineno < chunk.first_line + chunk.n_lines:
+                line = lineno - chunk.first_line + 1 + chunk.line_offset
+                if chunk.place.startswith((CELL_OF, CODE_CELL)):
+                    cell = "its cell" if chunk.place == _cell_of(function) else chunk.place
+                    return f"{prefix}line {line} of {cell}"
                 place = chunk.place if chunk.place != f"`{function}`" else ""
                 where = f"{place}, line" if place else "line"
-                return f"{prefix}{where} {lineno - chunk.first_line + 1 + chunk.line_offset}"
+                return f"{prefix}{where} {line}"
         return f"{prefix}line {lineno}"
 
     def function_at(self, lineno: int) -> str:
@@ -136,20 +143,33 @@ def read_notebook(path: Path) -> dict:
     return notebook
 
 
+
+
+def _cell_of(function: str) -> str:
+    return f"{CELL_OF}`{function}`"
+
+
+def _cell_place(text: str, number: int) -> str:
+    """How a learner finds a code cell: by the function it defines, else by its rank among the
+    code cells (markdown cells are not counted: they hold no code)."""
+    names = DEF.findall(text)
+    return _cell_of(names[0]) if names else f"{CODE_CELL}{number}"
+
+
 def from_notebook(path: Path, display_name: str) -> KernelSource:
     """The cells tagged `kernel` of a saved notebook (plain JSON: no Jupyter needed here)."""
     notebook = read_notebook(path)
     pieces, untagged = [], {}
-    for number, cell in enumerate(notebook.get("cells", []), start=1):
-        if cell.get("cell_type") != "code":
-            continue
+    code_cells = [cell for cell in notebook.get("cells", []) if cell.get("cell_type") == "code"]
+    for number, cell in enumerate(code_cells, start=1):
+        place = _cell_place(cell_text(cell), number)
         if KERNEL_TAG in cell.get("metadata", {}).get("tags", []):
             # IPython magics and shell escapes are not Python: blank them, keep line numbers
             lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in cell_text(cell).split("\n")]
-            pieces.append(("\n".join(lines), f"cell {number}", 0))
+            pieces.append(("\n".join(lines), place, 0))
         else:
             for name in DEF.findall(cell_text(cell)):
-                untagged[name] = (f"cell {number}, which is not tagged `{KERNEL_TAG}`", cell_text(cell))
+                untagged[name] = (f"{place}, which is not tagged `{KERNEL_TAG}`", cell_text(cell))
     source = _combine(pieces, display_name, f"<{display_name}>")
     source.elsewhere, source.no_kernel_cells = untagged, not pieces
     return source

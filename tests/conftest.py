@@ -27,6 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # import bugs (tests/b
 import pytest  # noqa: E402
 
 
+def _read_the_repositorys_notebooks() -> None:
+    """Every test reads a puzzle's notebook as git holds it (tests/pristine.py), not the learner's
+    working copy in puzzles/: the suite checks the repository, whatever a learner has written there."""
+    from checker.puzzle.model import REPO_ROOT, Puzzle
+    from pristine import pristine
+    working = Puzzle.notebook.fget
+    Puzzle.notebook = property(lambda puzzle: pristine(working(puzzle), REPO_ROOT),
+                               doc="the notebook as git's index holds it (tests/conftest.py)")
+
+
+_read_the_repositorys_notebooks()
+
+
 def pytest_configure(config):
     from checker import registry
     for puzzle in registry.all_puzzles():

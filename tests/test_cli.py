@@ -83,7 +83,31 @@ def test_all_checks_a_folder_one_line_per_puzzle_and_part_and_json_validates(tmp
     status = {p["puzzle"]: p["status"] for p in report["puzzles"]}
     assert status["p01"] == "pass" and status["p22"] == "not_started"
     assert all(s == "missing" for k, s in status.items() if k not in ("p01", "p22"))
-    assert "checking" in run.stderr and "✅ 6/6 cases" in run.stderr and "not started" in run.stderr
+    assert "✅ 6/6 cases" in run.stderr and "not started" in run.stderr
+    assert "checking" not in run.stderr  # the transient "checking …" is for a terminal only
+    lines = run.stderr.splitlines()
+    keys = [line[:3] for line in lines if line[:1] == "p"]
+    assert keys == sorted(keys) and len(keys) == len(registry.all_puzzles()), keys  # the puzzles' order
+    assert lines[-1].startswith("total: 1/") and "puzzles pass (1/1 parts of those checked)" in lines[-1]
+    assert lines[-1].endswith(f"{len(keys) - 1} not started"), lines[-1]
+    # one column for every puzzle's verdicts, whatever its title's length
+    assert len({line.index(" not started") for line in lines if line[:1] == "p" and " not started" in line}) == 1
+    assert lines[keys.index("p01")].index("✅") == lines[keys.index("p22")].index("not started")
+
+
+def test_all_shows_checking_only_on_a_terminal_and_erases_it(monkeypatch):
+    import io
+
+    from checker import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        cli._Progress("p01  Add a constant  checking …").erase()
+        assert stream.getvalue() == ("p01  Add a constant  checking …\r\033[K" if shown else "")
 
 
 def test_reset_acts_on_the_notebook_it_is_given_and_clears_old_outputs(tmp_path):

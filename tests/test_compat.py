@@ -194,3 +194,57 @@ def test_two_modules_wrapping_one_method_wrap_it_once_each():
         compat.fix_interpreter()
         bf16.enable()
     assert depth(interpreter.InterpreterBuilder.cast_impl) == first <= 3
+
+
+@triton.jit
+def rows_in_a_range_loop(x_ptr, out_ptr, M, N, stride, BLOCK: tl.constexpr):
+    """p27's hint as a learner writes it: a range loop's variable used as the tensor a GPU makes it."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    for row in range(pid, M, tl.num_programs(0)):
+        start = row.to(tl.int64) * stride
+        x = tl.load(x_ptr + start + offs, mask=offs < N, other=0.0)
+        tl.store(out_ptr + start + offs, x * 2, mask=offs < N)
+    for first in tl.range(pid, M, 2, num_stages=2):  # p25's pipelined loop
+        tl.store(out_ptr + M * stride + first, first.to(tl.float32))
+
+
+def test_a_range_loop_variable_is_a_tensor_as_on_a_gpu():
+    x = torch.randn(5, 8)
+    out = torch.zeros(5 * 8 + 5)
+    rows_in_a_range_loop[(2,)](x, out, 5, 7, 8, BLOCK=8)
+    torch.testing.assert_close(out[:40].view(5, 8)[:, :7], x[:, :7] * 2)
+    assert out[40:].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+@triton.jit
+def loop_variable_types(out_ptr, BIG, BLOCK: tl.constexpr):
+    for i in range(0, 1):
+        tl.store(out_ptr, i.dtype.primitive_bitwidth)
+    for j in range(0, BIG, BIG):
+        tl.store(out_ptr + 1, j.dtype.primitive_bitwidth)
+    for k in tl.static_range(0, BLOCK, BLOCK):  # unrolled: a constexpr on a GPU, an int here
+        tl.store(out_ptr + 2, tl.full([], k, tl.int32) + 32)
+
+
+def test_a_loop_variable_is_int64_where_a_bound_is():
+    out = torch.zeros(3, dtype=torch.int32)
+    loop_variable_types[(1,)](out, 2**40, BLOCK=4)
+    assert out.tolist() == [32, 64, 32]
+
+
+@triton.jit
+def exchange(x_ptr, out_ptr, old_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    old = tl.atomic_xchg(out_ptr + offs, tl.load(x_ptr + offs), mask=offs < 5)
+    tl.store(old_ptr + offs, old)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_an_atomic_exchange_of_floats_swaps_them_as_on_a_gpu(dtype):
+    x = torch.randn(8, dtype=dtype)
+    out = torch.arange(8, dtype=dtype)
+    old = torch.zeros(8, dtype=dtype)
+    exchange[(1,)](x, out, old, BLOCK=8)
+    assert out[:5].tolist() == x[:5].tolist() and out[5:].tolist() == [5.0, 6.0, 7.0]
+    assert old[:5].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]

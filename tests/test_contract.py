@@ -82,7 +82,9 @@ def test_solution_passes_within_half_of_each_tolerance(puzzle, seed):
 @pytest.mark.parametrize("puzzle", by_puzzle())
 def test_untouched_notebook_fails_kindly_with_exit_status_1(puzzle):
     before = puzzle.notebook.read_bytes()
-    run = subprocess.run([sys.executable, "-m", "checker", puzzle.key], cwd=REPO_ROOT, capture_output=True,
+    # the committed notebook (tests/pristine.py), not the learner's copy in puzzles/
+    run = subprocess.run([sys.executable, "-m", "checker", puzzle.key, "--notebook", str(puzzle.notebook)],
+                         cwd=REPO_ROOT, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     for kernel in puzzle.kernel_names:

@@ -13,7 +13,7 @@ INSTALL = "pip install torch==2.13.0 -r requirements.txt"
 
 def test_chapter_1_gives_the_readme_install_command():
     assert INSTALL in README and INSTALL in CHAPTER_1
-    assert "jupyter lab" in CHAPTER_1
+    assert "python -m checker lab" in CHAPTER_1 and "python -m checker lab" in README  # checker/lab.py
 
 
 def test_no_page_installs_an_unpinned_torch():

@@ -222,3 +222,61 @@ def test_a_store_racing_with_another_programs_atomic_reads_as_a_sentence():
             raise AssertionError("no race reported")
     assert ("Program (1, 0, 0) stores to this element, but program (0, 0, 0) reads it or updates it with an "
             "atomic in the same launch.") in message, message
+
+
+def _interpreted(code: str, name: str, launch):
+    """describe() of the error the interpreter alone raises for a kernel a GPU compiles."""
+    import linecache
+    import types
+
+    from checker.interpreter import compat
+    from checker.source import from_text
+
+    source = from_text(PRELUDE + code, f"{name}.py")
+    linecache.cache[source.filename] = (len(source.text), None, source.text.splitlines(True), source.filename)
+    module = types.ModuleType(name)
+    module.__file__ = source.filename
+    exec(compile(source.text, source.filename, "exec"), module.__dict__)
+    compat.fix_interpreter()
+    try:
+        launch(module.k)
+    except Exception as exc:  # noqa: BLE001
+        return describe(exc, source)
+    raise AssertionError(f"{name}: the kernel ran")
+
+
+def test_libdevice_in_the_interpreter_is_named_with_what_runs_on_both():
+    error = _interpreted("""
+from triton.language.extra import libdevice
+
+@triton.jit
+def k(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(y_ptr + offs, libdevice.tanh(x), mask=offs < N)
+""", "libdev", _one_block)
+    assert error.message.startswith("Triton's interpreter cannot run libdevice functions (`libdevice.tanh` here)")
+    assert "runs on both" in error.message and "NoneType" not in error.message
+    assert error.diagnosis.code == "error.interpreter_gap"
+
+
+def test_an_int_without_to_is_named_with_what_runs_on_both():
+    from checker.diagnosis.interpreter_gaps import interpreter_gap
+    said = interpreter_gap("AttributeError(\"'int' object has no attribute 'to'\")", "start = row.to(tl.int64) * stride")
+    assert "Python int" in said and "tl.cast(value, tl.int64)" in said
+
+
+def test_a_name_never_assigned_is_said_alike_and_never_as_gpu_only():
+    """The interpreter raises a NameError too: no "(the interpreter alone would run it)" here."""
+    code = """
+@triton.jit
+def k(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(y_ptr + offz, x, mask=offs < N)
+"""
+    compiled, interpreted = _rejected(code, "typo", _one_block)
+    for error in (compiled, interpreted):
+        assert "`offz` is not defined: the kernel never assigns it" in error.message, error.message
+        assert "interpreter alone" not in error.message.lower() and "for a GPU" not in error.message
+        assert error.where == "`k`, typo.py, line 9"

@@ -21,7 +21,8 @@ FLOORS = [  # bottom first: (floor name, module prefixes)
     ("one case", ("checker.case",)),
     ("runs and reports", ("checker.run", "checker.report", "checker.bench", "checker.history")),
     ("faces", ("checker.cli", "checker.notebook", "checker.server", "checker.stubs", "checker.new", "checker.reset",
-               "checker.selftime", "checker.mutate", "checker.grade", "checker.__main__", "checker")),
+               "checker.selftime", "checker.mutate", "checker.grade", "checker.lab", "checker.__main__",
+               "checker")),
 ]
 
 

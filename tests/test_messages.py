@@ -55,7 +55,8 @@ def test_a_syntax_error_in_one_cell_fails_only_the_parts_that_need_it(tmp_path):
     source = _p22_notebook(tmp_path, "@triton.jit\ndef ln_linear_fwd_kernel(x_ptr,\n    oops")
     assert static_problems(source, P22.part("unfused").kernels) == []
     fused = static_problems(source, P22.part("fused").kernels)
-    assert [p.kind for p in fused] == ["syntax"] and "cell 7" in fused[0].where
+    assert [p.kind for p in fused] == ["syntax"]
+    assert fused[0].where.startswith("the cell that defines `ln_linear_fwd_kernel`, line "), fused[0].where
     lines: list[str] = []
     report = run_check(P22, ["unfused", "fused"], source, backend="interpreter", only_documented=True,
                        in_process=True, write=lines.append)
@@ -66,7 +67,7 @@ def test_a_syntax_error_in_one_cell_fails_only_the_parts_that_need_it(tmp_path):
 def test_a_kernel_in_an_untagged_cell_is_named_as_such(tmp_path):
     source = _p22_notebook(tmp_path, "", untag_first=True)
     problems = static_problems(source, P22.part("unfused").kernels)
-    assert "not tagged `kernel`" in problems[0].message and "cell 4" in problems[0].message
+    assert "is in the cell that defines `row_statistics`, which is not tagged `kernel`" in problems[0].message
 
 
 def test_a_notebook_without_kernel_cells_says_so(tmp_path):
@@ -257,3 +258,43 @@ def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare
     assert hint([1, 2, 4, 4]).candidates == ("formula", "loop", "mask", "address")
     assert "B = 1" not in hint([1, 1, 1, 2]).text        # most cases have one: says nothing
     assert "address" in hint([1, 1, 1, 2]).candidates
+
+
+def test_a_scalar_output_is_a_bar_with_its_values_not_a_heat_map():
+    """p27's loss: a 1x1 heat map said nothing and crowded its ticks."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import torch
+
+    from checker.case import _error_map
+    from checker.report.plot import plot_failures
+    loss = _error_map(torch.tensor(2.5), torch.tensor(0.625, dtype=torch.float64), 1e-3)
+    assert (loss["rows"], loss["cols"], loss["got"], loss["expected"]) == (1, 1, 2.5, 0.625)
+    failed = {"part": "forward", "case": "M=4, V=8", "dims": "M=4, V=8", "status": "fail",
+              "error_maps": {"loss": loss}}
+    fig = plot_failures(Report(False, "", [failed]))
+    ax = fig.axes[0]
+    assert not ax.images and len(fig.axes) == 1, "a heat map (and its colour bar) for a scalar"
+    assert ax.get_xscale() == "log" and list(ax.get_yticks()) == []
+    words = " ".join(t.get_text() for t in ax.texts)
+    assert "got 2.5" in words and "expected 0.625" in words
+
+
+def test_a_line_is_placed_in_the_cell_of_its_kernel_and_markdown_cells_are_not_counted(tmp_path):
+    """JupyterLab numbers no cells, and its markdown cells hold no code: "cell 4, line 7" counted both."""
+    notebook = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# p01"},
+                          {"cell_type": "code", "metadata": {}, "source": "import torch"},
+                          {"cell_type": "markdown", "metadata": {}, "source": "write it"},
+                          {"cell_type": "code", "metadata": {"tags": ["kernel"]},
+                           "source": "@triton.jit\ndef helper(x):\n    return x\n\n\n@triton.jit\ndef add_kernel(x_ptr):\n"
+                                     "    pid = tl.program_id(0)\n    y = undefined\n"},
+                          {"cell_type": "code", "metadata": {"tags": ["kernel"]}, "source": "x = 1\ny = 2\n"}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    source = from_notebook(path, "n.ipynb")
+    lines = source.text.split("\n")
+    assert source.describe_line(lines.index("    y = undefined") + 1) == "`add_kernel`, line 9 of the cell that defines `helper`"
+    assert source.describe_line(lines.index("    return x") + 1) == "`helper`, line 3 of its cell"
+    assert source.describe_line(lines.index("y = 2") + 1) == "line 2 of code cell 3"

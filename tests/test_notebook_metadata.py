@@ -92,11 +92,10 @@ def test_the_save_hook_leaves_other_notebooks_as_jupyterlab_sends_them(tmp_path)
 
 
 def test_the_readmes_jupyter_lab_command_saves_an_opened_notebook_unchanged(tmp_path):
-    """The README's `jupyter lab --ContentsManager.pre_save_hook=...`, its option as written there:
-    a notebook saved through Jupyter's contents API with the Python version JupyterLab adds on
+    """The README's `python -m checker lab` (checker/lab.py: its save hook, --allow-root as root): a
+    notebook saved through Jupyter's contents API with the Python version another kernel adds on
     opening it is saved byte for byte as it was. (tests/test_jupyterlab.py does it in a browser.)"""
-    option = re.search(r"`jupyter lab (--ContentsManager\.pre_save_hook=[\w.]+)`",
-                       (REPO_ROOT / "README.md").read_text(encoding="utf-8")).group(1)
+    command = re.search(r"`(python -m checker lab)`", (REPO_ROOT / "README.md").read_text(encoding="utf-8")).group(1)
     notebook = tmp_path / "p01.ipynb"
     shutil.copyfile(registry.get("p01").notebook, notebook)
     before = notebook.read_bytes()
@@ -105,8 +104,7 @@ def test_the_readmes_jupyter_lab_command_saves_an_opened_notebook_unchanged(tmp_
         port = free.getsockname()[1]
     token = secrets.token_hex(16)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
-    server = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", option,
-                               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+    server = subprocess.Popen([sys.executable, *command.split()[1:], "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
                                f"--ServerApp.root_dir={tmp_path}"],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

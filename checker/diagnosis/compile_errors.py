@@ -3,7 +3,7 @@
 Two tables: the compiler's reasons that need a translation (`_advice`: a `break`, a condition on a
 block, a type changing in a loop, a global ...) and the beginner's mistakes that the compiler and
 the interpreter both reject, each in its own words (`mistake`: a block indexed element by element,
-`//` on floats, blocks of different shapes meeting). checker/diagnosis/faults.py words the rest of
+`//` on floats, blocks of different shapes meeting, a name never assigned). checker/diagnosis/faults.py words the rest of
 what stops a kernel.
 """
 from __future__ import annotations
@@ -57,6 +57,12 @@ _BUILTINS = {"abs": "tl.abs(x)", "sum": "tl.sum(x, axis=0)", "round": "tl.floor(
              "pow": "x ** y (or tl.exp2(y * tl.log2(x)))"}
 
 
+def _assigned(name: str, source: KernelSource) -> bool:
+    """Does the learner's text assign `name` anywhere (=, +=, a for loop's variable)?"""
+    return bool(re.search(rf"(^|[^\w.]){re.escape(name)}\s*(=[^=]|[+\-*/]=)|\bfor\s+{re.escape(name)}\b",
+                          source.text, re.M))
+
+
 def _advice(reason: str, source: KernelSource) -> str:
     """What the compiler's reason means for a learner, and what to write instead ('' if unknown)."""
     m = re.search(r"unsupported AST node type: (\w+)", reason)
@@ -102,12 +108,8 @@ def _advice(reason: str, source: KernelSource) -> str:
         name = m.group(1)
         if name in _BUILTINS:
             return f"Python's `{name}` does not exist in a GPU kernel: write {_BUILTINS[name]}."
-        if not re.search(rf"(^|[^\w.]){re.escape(name)}\s*(=[^=]|[+\-*/]=)|\bfor\s+{re.escape(name)}\b", source.text,
-                         re.M):
-            # never assigned anywhere: a typo, or a name from outside the kernel
-            return (f"NameError: `{name}` is not defined: the kernel never assigns it, and it is none of its "
-                    f"arguments. A typo, or a name from outside the kernel? A kernel sees only its arguments, "
-                    f"tl.*, and globals defined with tl.constexpr(...).")
+        if not _assigned(name, source):
+            return ""  # a name never assigned is a mistake the interpreter rejects too: `mistake` says it
         return (f"`{name}` is not defined on every path to this line: on a GPU a variable first assigned "
                 f"inside a loop or an `if` does not exist after it. Give it its starting value before the loop "
                 f"(or the `if`).")
@@ -265,6 +267,12 @@ def mistake(reason: str, source: KernelSource, line: int) -> str:
         return (f"`//` is integer division (it rounds down to a whole number), which Triton has for integers "
                 f"only, and this line uses it on {m.group(1)} values. Divide with `/`; to round the quotient "
                 f"down as well, tl.floor(a / b).")
+    m = re.search(r"\b(\w+)'? is not defined\b", reason)
+    if m and m.group(1) not in _BUILTINS and not _assigned(m.group(1), source):
+        # never assigned anywhere: a typo, or a name from outside the kernel
+        return (f"`{m.group(1)}` is not defined: the kernel never assigns it, and it is none of its arguments. "
+                f"A typo, or a name from outside the kernel? A kernel sees only its arguments, tl.*, and "
+                f"globals defined with tl.constexpr(...).")
     shapes = _shape_mismatch(reason)
     if shapes:
         message = (f"two blocks of different shapes meet on this line, {shapes} (two blocks combine only where "

@@ -20,6 +20,7 @@ import numpy as np
 
 from checker.diagnosis import addresses
 from checker.diagnosis.compile_errors import compile_error, is_compile_error, mistake
+from checker.diagnosis.interpreter_gaps import interpreter_gap
 from checker.diagnosis.model import Diagnosis, HoldsDiagnosis, Span, Strength, asking
 from checker.evidence.lanes import Site, lane_steps
 from checker.evidence.model import Fault, Place
@@ -89,9 +90,10 @@ def describe(exc: BaseException, source: KernelSource) -> KernelError:
             f"the GPU stopped the kernel: {text}. On a GPU an out-of-bounds access may crash like this, or "
             "silently read garbage; run the check on the CPU (the interpreter names the line and the offsets).",
             "mask", "address", code="fault.gpu"), "", "", full)
-    found = mistake(str(root), source, line)
-    return KernelError("exception", Diagnosis(found or f"{type(root).__name__}: {text}",
-                                              code="error.mistake" if found else "error.exception", where=where),
+    gap = interpreter_gap(str(root), source.line_text(line) if line else "")
+    found = gap or mistake(str(root), source, line)
+    code = "error.interpreter_gap" if gap else "error.mistake" if found else "error.exception"
+    return KernelError("exception", Diagnosis(found or f"{type(root).__name__}: {text}", code=code, where=where),
                        source.describe_line(line) if line else "", source.line_text(line) if line else "", full)
 
 

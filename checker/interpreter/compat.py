@@ -6,6 +6,8 @@ import inspect
 import types
 import weakref
 
+from checker.interpreter.loop_variables import fix_range_loop_variables
+
 
 def wraps_with(fn, flag: str) -> bool:
     """Is a wrapper marked `flag` anywhere in fn's chain of wrappers (each keeps the function it
@@ -27,6 +29,8 @@ def fix_interpreter() -> None:
     fix_interpreter_comparison_type()
     fix_interpreter_bool_argument()
     fix_interpreter_float_to_int()
+    fix_interpreter_float_exchange()
+    fix_range_loop_variables()
 
 
 def fix_interpreter_index() -> None:
@@ -235,3 +239,29 @@ def fix_interpreter_float_to_int() -> None:
     cast_impl.checker_compat = True
     cast_impl.__wrapped__ = original
     builder.cast_impl = cast_impl
+
+
+def fix_interpreter_float_exchange() -> None:
+    """`tl.atomic_xchg` on fp32 or fp64 memory: a GPU swaps the bits, Triton's interpreter (3.6
+    through 3.9) refuses with "ValueError: Unsupported data type". An exchange moves bits and
+    computes nothing, so swap them as integers of the same width."""
+    import numpy as np
+    from triton.runtime import interpreter
+    builder = interpreter.InterpreterBuilder
+    original = builder.create_atomic_rmw
+    if wraps_with(original, "checker_compat"):
+        return
+    as_bits = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+
+    def create_atomic_rmw(self, rmwOp, ptr, val, mask, *rest, **named):
+        bits = as_bits.get(np.asarray(val.data).dtype)
+        if bits is None or getattr(rmwOp, "name", str(rmwOp)).split(".")[-1] != "XCHG":
+            return original(self, rmwOp, ptr, val, mask, *rest, **named)
+        float_type = np.asarray(val.data).dtype
+        swapped = original(self, rmwOp, ptr, interpreter.TensorHandle(np.ascontiguousarray(val.data).view(bits),
+                                                                      val.dtype.scalar), mask, *rest, **named)
+        return interpreter.TensorHandle(np.asarray(swapped.data).view(float_type), val.dtype.scalar)
+
+    create_atomic_rmw.checker_compat = True
+    create_atomic_rmw.__wrapped__ = original
+    builder.create_atomic_rmw = create_atomic_rmw

@@ -154,7 +154,8 @@ class ReportWriter:
             self.say(f"{INDENT}… {event['case'] or 'the kernels'}: still running after {event['after']:g} s "
                      f"(stopped at {event['timeout']:g} s)")
         elif kind == "hang":
-            self.say(f"{INDENT}{BAD} {event['case'] or 'starting up'}: still running after {event['timeout']:g} s, "
+            why = f" ({event['why']})" if event.get("why") else ""
+            self.say(f"{INDENT}{BAD} {event['case'] or 'starting up'}: still running after {event['timeout']:g} s{why}, "
                      f"so it was stopped. A loop that never ends? (check the loop bounds and the step, and that "
                      f"every lock taken is released; raise the limit with {self.timeout_advice})")
             if event.get("where"):

@@ -24,8 +24,10 @@ from checker.puzzle.model import REPO_ROOT
 
 HANG_DUMP_WAIT = 1.0  # seconds a stuck worker gets to print where it is
 SLOW_NOTICE = 10.0  # seconds of one case's kernels before the report says it is still running
-DEFAULT_TIMEOUT = 60.0  # seconds for one case's kernels; the slowest correct case takes a few seconds here
+from checker.run.hang_limits import DEFAULT_TIMEOUT  # noqa: E402 - one case's kernels, where no puzzle's limit applies
 STARTUP_TIMEOUT = 120.0  # importing torch and triton on a cold machine
+REAPER_THREAD = "checker-idle-workers"  # the thread that stops idle workers (WorkerPool._reap)
+WORKER_IDLE_EXIT_S = 300.0  # an idle warm worker stops after this: the next check pays its start-up (~2 s)
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Request:
     shards: int = 1
     threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
     first_failure: bool = False  # stop at the first case that fails (a test that needs only "rejected")
+    timeout_why: str = ""        # where the limit comes from, for the report (checker/run/hang_limits.py)
 
     def to_json(self) -> str:
         return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
@@ -160,6 +163,7 @@ class Worker:
         self.started = False  # has it imported torch yet (its first request pays for that)
         self.closed = False
         self.holds_turn = False  # it serves a request that holds the GPU's turn (WorkerPool.take)
+        self.idle_since = 0.0  # when it was last given back to the pool (time.monotonic())
 
     def send(self, request: Request) -> None:
         self.proc.stdin.write((request.to_json() + "\n").encode())
@@ -218,10 +222,12 @@ class WorkerPool:
     89 s with eight, 46 s with one); a few overlap one check's CPU work (compiling, references)
     with another's kernels."""
 
-    def __init__(self) -> None:
+    def __init__(self, idle_exit_s: float | None = None) -> None:
         self.idle: dict[str, list[Worker]] = {}
         self.lock = threading.Lock()
         self.gpu_turn = threading.Semaphore(gpu_workers())
+        self.idle_exit_s = idle_exit_s if idle_exit_s is not None else _idle_exit_s()
+        self._reaper: threading.Thread | None = None
 
     def take(self, backend: str) -> Worker:
         if backend == "gpu":
@@ -251,8 +257,26 @@ class WorkerPool:
 
     def give_back(self, worker: Worker) -> None:
         with self.lock:
+            worker.idle_since = time.monotonic()
             self.idle.setdefault(worker.backend, []).append(worker)
+            if self._reaper is None:
+                self._reaper = threading.Thread(target=self._reap, name=REAPER_THREAD, daemon=True)
+                self._reaper.start()
         self.end_turn(worker)
+
+    def _reap(self) -> None:
+        """Stop the workers idle for idle_exit_s: each holds torch (340-420 MB), and a notebook that
+        ran check() once kept its worker for as long as its kernel lived. Taking a worker and
+        stopping one both hold the lock, so a worker is never stopped under a request."""
+        while True:
+            time.sleep(max(0.05, min(self.idle_exit_s / 4, 30.0)))
+            now, stale = time.monotonic(), []
+            with self.lock:
+                for backend, workers in self.idle.items():
+                    stale += [w for w in workers if now - w.idle_since >= self.idle_exit_s]
+                    workers[:] = [w for w in workers if now - w.idle_since < self.idle_exit_s]
+            for worker in stale:
+                worker.close()
 
     def reset_turn(self) -> None:
         """The GPU's turn free again, after an interrupted check whose threads have all ended (an
@@ -265,6 +289,16 @@ class WorkerPool:
             self.idle.clear()
         for worker in workers:
             worker.close()
+
+
+def _idle_exit_s() -> float:
+    """Seconds an idle warm worker waits for the next check before it stops:
+    TRITON_PUZZLES_WORKER_IDLE_S, else WORKER_IDLE_EXIT_S."""
+    chosen = os.environ.get("TRITON_PUZZLES_WORKER_IDLE_S", "")
+    try:
+        return float(chosen) if float(chosen) > 0 else WORKER_IDLE_EXIT_S
+    except ValueError:
+        return WORKER_IDLE_EXIT_S
 
 
 POOL = WorkerPool()
@@ -299,13 +333,13 @@ def run_backend(request: Request) -> Iterator[dict]:
             if line is None and notice and time.monotonic() < deadline:
                 notice = None
                 yield {"type": "slow", "part": current and current["part"], "case": current and current["case"],
-                       "after": SLOW_NOTICE, "timeout": request.timeout}
+                       "after": SLOW_NOTICE, "timeout": request.timeout, "why": request.timeout_why}
                 continue
             if line is None:
                 where = _where_it_hangs(worker.proc, worker.stderr, request.source) if current else ""
                 worker.close()
                 yield {"type": "hang", "part": current and current["part"], "case": current and current["case"],
-                       "timeout": request.timeout, "where": where}
+                       "timeout": request.timeout, "where": where, "why": request.timeout_why}
                 return
             if line == "":
                 break

@@ -11,6 +11,8 @@ from typing import Callable, Iterator
 
 from checker.report.model import Report
 from checker.report.text import ReportWriter
+from checker.run.hang_limits import hang_limit
+from checker.run.hang_limits import why as limit_why
 from checker.run.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.puzzle.model import Puzzle
@@ -28,7 +30,7 @@ def _events(request: Request, in_process: bool) -> Iterator[dict]:
 
 
 def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend: str = "auto",
-              timeout: float = DEFAULT_TIMEOUT, seed: int = 0, sanitize: bool = True, verbose: bool = False,
+              timeout: float | None = None, seed: int = 0, sanitize: bool = True, verbose: bool = False,
               only_documented: bool = False, write: Callable[[str], None] = print, in_process: bool = False,
               timeout_advice: str = "--timeout SECONDS", shards: int | None = None,
               first_failure: bool = False, sharing: int = 1) -> Report:
@@ -36,6 +38,8 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
 
     in_process: run the worker in this process (tests: torch is imported once for many checks;
     no protection from hangs or crashes, and only the backend this process imported triton for).
+    timeout: seconds for one case's kernels; None: the puzzle's own limit on each backend
+    (checker/run/hang_limits.py).
     timeout_advice: how the learner raises the time limit where they are (a flag, an argument).
     shards: interpreter workers sharing the cases (None: as many as the idle cores allow).
     first_failure: stop at the first failing case (tests that ask only whether a kernel is rejected;
@@ -70,8 +74,10 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     threads = 0 if "OMP_NUM_THREADS" in os.environ else max(1, cores() // workers)
 
     def request(kind: str, chosen: list[str], shard: int = 0, of: int = 1) -> Request:
-        return Request(puzzle.key, chosen, source, kind, timeout, seed, sanitize, only_documented,
-                       shard=shard, shards=of, threads=threads, first_failure=first_failure)
+        limit = timeout if timeout is not None else hang_limit(puzzle.key, kind)
+        return Request(puzzle.key, chosen, source, kind, limit, seed, sanitize, only_documented,
+                       shard=shard, shards=of, threads=threads, first_failure=first_failure,
+                       timeout_why="" if timeout is not None else limit_why(puzzle.key, kind))
 
     def interpreter() -> Iterator[dict]:
         if shards == 1:

@@ -102,7 +102,7 @@ MEASURED = [
     Bug("product_in_bf16", "dw",
         (("share = tl.dot(xt, dy)", "share = tl.dot(xt.to(tl.bfloat16), dy.to(tl.bfloat16))", 1),),
         "precision", "the operands cast to bf16 for the tensor cores: fp32 inputs lose 16 bits"),
-    # the interpreter cannot run tl.atomic_xchg on fp32 ("Unsupported data type"); a GPU can
+    # tl.atomic_xchg on fp32: the interpreter swaps the bits as a GPU does (checker/interpreter/compat.py)
     Bug("atomic_exchange_not_add", "dw",
         ((ADD, ADD.replace("tl.atomic_add(", "tl.atomic_xchg("), 1),),
         "atomic", "the share put in with tl.atomic_xchg: each row block replaces the others' shares instead of adding"),
