@@ -36,6 +36,24 @@ def test_parts_are_numbered_in_reading_order():
     assert numbers == list(range(1, len(numbers) + 1)), captions
 
 
+def test_every_part_but_the_first_is_numbered_and_teaches_before_it_asks():
+    """After "Getting started", every part is "Part N: ..." (a part without a number reads as an
+    aside, and breaks the count the reader keeps), and within a part no chapter comes after a
+    puzzle: the chapters teach what the puzzles then ask."""
+    parts: dict[str, list[str]] = {}
+    for caption, stem in _toc()[1:]:
+        parts.setdefault(caption, []).append(stem)
+    problems = []
+    for caption, stems in list(parts.items())[1:]:
+        if not re.match(r"Part \d+: ", caption):
+            problems.append(f"{caption!r} has no part number")
+        puzzles = [i for i, stem in enumerate(stems) if re.fullmatch(r"p\d\d", stem)]
+        chapters = [i for i, stem in enumerate(stems) if i not in puzzles]
+        if puzzles and chapters and max(chapters) > min(puzzles):
+            problems.append(f"{caption!r}: a chapter comes after a puzzle: {stems}")
+    assert not problems, "\n".join(problems)
+
+
 def test_chapters_and_puzzles_are_numbered_in_reading_order():
     """Every page but the first is "Chapter N: ..." or "Puzzle N: ...", and each kind counts up by
     one along the sidebar: a chapter or a part added later takes the next number."""
