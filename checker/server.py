@@ -276,11 +276,12 @@ class Server:
             os.chdir(client.ROOT)
         if ticket.interrupted:
             self._after_interrupt()
+        # the log's line first: a client that has its status may read the log at once (the tests do)
+        _say(f"{' '.join(request['argv'])}: status {status} in {time.monotonic() - started:.1f} s")
         ticket.send({"exit": status})
         with self.turn:
             self.current = None
         ticket.done.set()
-        _say(f"{' '.join(request['argv'])}: status {status} in {time.monotonic() - started:.1f} s")
         if ticket.interrupted and not self.stop.is_set():
             # its workers were stopped: new ones for the next command (which waits for them)
             self.warm.clear()
@@ -301,7 +302,7 @@ class Server:
                 POOL.reset_turn()
                 return
             time.sleep(0.05)
-        _say("an interrupted check's threads did not end: exiting")
+        _say(f"an interrupted check's threads did not end ({', '.join(t.name for t in others)}): exiting")
         self.stop.set()
 
     def _on_interrupt(self, signum, frame) -> None:
@@ -348,6 +349,7 @@ class Server:
             ticket.send({"hello": os.getpid()})
             if (request.get("key") != self.key or request.get("env") != client.relevant_env()
                     or not os.path.isdir(request.get("cwd", "")) or self.stop.is_set()):
+                _say(f"{' '.join(request.get('argv') or [])}: refused (stale), for the client to run")
                 ticket.send({"stale": True})
                 return
             self.tickets.put(ticket)
@@ -373,6 +375,8 @@ class Server:
                     if ticket.state == "queued":
                         ticket.state = "cancelled"
                 if ticket.state == "cancelled":
+                    _say(f"{' '.join(ticket.request.get('argv') or [])}: refused (busy {now - arrived:.0f} s), "
+                         "for the client to run")
                     ticket.send({"busy": True})
                     return False
         return True

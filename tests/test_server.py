@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -117,6 +118,11 @@ def served(folder: Path) -> list[str]:
             for line in log.read_text().splitlines() if ": status " in line]
 
 
+def _logs(folder: Path) -> str:
+    """The servers' logs, for a failure's message: what they ran, refused, or why they exited."""
+    return "\n".join(log.read_text() for log in sorted(folder.glob("*.log")))
+
+
 def test_the_second_run_goes_through_the_server_and_prints_the_same(warm):
     folder, env, first = warm
     before = len(served(folder))
@@ -165,7 +171,30 @@ def test_ctrl_c_stops_the_check_and_not_the_server(warm):
     assert err.strip() == client.INTERRUPTED.strip(), err
     again = checker(env, "p01", "--solution")
     assert again.returncode == 0
-    assert served(folder)[before:] == ["p22 --solution: status 130", "p01 --solution: status 0"]
+    assert served(folder)[before:] == ["p22 --solution: status 130", "p01 --solution: status 0"], _logs(folder)
+
+
+def test_the_log_names_a_command_before_its_client_has_the_status(monkeypatch):
+    """The tests (and anyone) read a server's log as soon as the client has its status: the line
+    naming the command is written first. Written after, a loaded machine let the test read the log
+    without it, and a command the server had run looked as though the client ran it (issue 35, 21)."""
+    from checker import server as server_module
+
+    said = []
+    monkeypatch.setattr(server_module, "_say", lambda message: said.append(("log", message)))
+    monkeypatch.setattr(server_module, "_run_cli", lambda argv: 0)
+
+    class Ticket(server_module.Ticket):
+        def send(self, frame: dict) -> bool:
+            said.append(("frame", frame))
+            return True
+
+    server = server_module.Server.__new__(server_module.Server)
+    server.turn, server.stop, server.warm = threading.Lock(), threading.Event(), threading.Event()
+    server.current, server.running, server.raised = None, False, False
+    ticket = Ticket(None, {"argv": ["p01", "--solution"], "cwd": str(REPO_ROOT), "tty": [False, False]})
+    server._serve(ticket)
+    assert said.index(("log", "p01 --solution: status 0 in 0.0 s")) < said.index(("frame", {"exit": 0})), said
 
 
 def test_an_edited_checker_gets_a_new_server(runtime, tmp_path):

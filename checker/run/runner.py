@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from checker.source import KernelSource
@@ -47,6 +47,9 @@ class Request:
     threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
     first_failure: bool = False  # stop at the first case that fails (a test that needs only "rejected")
     timeout_why: str = ""        # where the limit comes from, for the report (checker/run/hang_limits.py)
+    # the pool's generation when the check asked for it: an interrupt since then (kill_busy_workers)
+    # stopped that check, and a thread of it that asks for a worker only now gets none
+    generation: int = field(default_factory=lambda: POOL.generation)
 
     def to_json(self) -> str:
         return json.dumps({"puzzle": self.puzzle, "parts": self.parts, "source": self.source.to_json(),
@@ -75,14 +78,18 @@ def kill_live_workers() -> None:
 
 def kill_busy_workers() -> None:
     """Stop every worker that serves a request now (the learner interrupted the check); the idle
-    warm ones stay for the next check (the warm server's pool, checker/server.py)."""
+    warm ones stay for the next check (the warm server's pool, checker/server.py). A request made
+    before this call gets no worker after it (WorkerPool.take): a sharded check's thread that was
+    starting its worker as the interrupt came would otherwise keep a new one running."""
     locked = POOL.lock.acquire(timeout=1.0)  # an interrupt may have landed while it was held
     try:
+        POOL.generation += 1
         idle = {w.proc for workers in POOL.idle.values() for w in workers}
+        busy = list(_LIVE - idle)
     finally:
         if locked:
             POOL.lock.release()
-    for proc in list(_LIVE - idle):
+    for proc in busy:
         if proc.returncode is None:  # not one already stopped (its pid may be another's by now)
             _kill(proc)
 
@@ -210,6 +217,10 @@ GPU_CORES_PER_WORKER = 4
 GPU_WORKERS_MAX = 3
 
 
+class Stopped(Exception):
+    """The check that made this request was interrupted (kill_busy_workers): no worker for it."""
+
+
 class WorkerPool:
     """Idle warm workers by backend. A request takes one (or starts one) and gives it back when it
     ended cleanly; after a hang, a crash, a GPU fault, or a run that may have corrupted its memory
@@ -228,12 +239,18 @@ class WorkerPool:
         self.gpu_turn = threading.Semaphore(gpu_workers())
         self.idle_exit_s = idle_exit_s if idle_exit_s is not None else _idle_exit_s()
         self._reaper: threading.Thread | None = None
+        self.generation = 0  # interrupts so far (kill_busy_workers)
 
-    def take(self, backend: str) -> Worker:
+    def take(self, backend: str, generation: int | None = None) -> Worker:
+        """A warm worker, or a new one. Stopped when an interrupt came after `generation` (the
+        request's): checked before, and again after starting a worker, both under the lock that
+        kill_busy_workers holds, so a worker is either among those it kills or never serves."""
         if backend == "gpu":
             self.gpu_turn.acquire()
         try:
             with self.lock:
+                if generation is not None and generation != self.generation:
+                    raise Stopped
                 idle = self.idle.get(backend, [])
                 while idle:
                     worker = idle.pop()
@@ -242,6 +259,11 @@ class WorkerPool:
                         return worker
                     worker.close()
             worker = Worker(backend)
+            with self.lock:
+                stopped = generation is not None and generation != self.generation
+            if stopped:
+                worker.close()
+                raise Stopped
         except BaseException:
             if backend == "gpu":
                 self.gpu_turn.release()
@@ -308,7 +330,10 @@ atexit.register(POOL.close)
 def run_backend(request: Request) -> Iterator[dict]:
     """Yield a worker's messages for one request; add 'hang' and 'crash' events when it stops
     answering or dies. A warm worker serves it when one is idle."""
-    worker = POOL.take(request.backend)
+    try:
+        worker = POOL.take(request.backend, request.generation)
+    except Stopped:
+        return  # its check was interrupted: nobody reads these events
     try:
         worker.send(request)
     except OSError:  # it died since it was last used: a new one, in the same turn

@@ -126,7 +126,7 @@ def sharded(make: Callable[[int], Request], shards: int, parts: list[str], cases
     one worker would have sent them: the report reads the same, only sooner. The first fault
     (a hang, a crash, cells that do not load) ends the stream as it would end one worker's."""
     stop = threading.Event()
-    streams = [_background(make(i), stop) for i in range(shards)]
+    streams: list[Iterator[dict]] = []
 
     def next_result(i: int) -> dict | None:
         for event in streams[i]:
@@ -135,6 +135,8 @@ def sharded(make: Callable[[int], Request], shards: int, parts: list[str], cases
         return None
 
     try:
+        # inside the try: an interrupt between two workers' starts still stops the started ones
+        streams += [_background(make(i), stop) for i in range(shards)]
         hello = next(streams[0], None)
         for other in streams[1:]:
             next(other, None)  # their hellos: shard 0's speaks for all (it counted every case)
