@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from checker.open_notebooks import servers_with_open
 from checker.source import NotebookError, read_notebook
 from checker.puzzle.model import REPO_ROOT, Puzzle
 from checker.stubs import restubbed, write_notebook
@@ -30,7 +31,21 @@ def reset_notebook(puzzle: Puzzle, path: Path | None = None) -> int:
     print(f"Your version is saved as {_shown(backup)}.")
     print(f"{_shown(path)} has its original kernel stubs again, and no outputs (its other cells are as you "
           f"left them).")
+    print(reload_advice(servers_with_open(path)))
     return 0
+
+
+RELOAD = "File > Reload Notebook from Disk"
+
+
+def reload_advice(servers: list[str]) -> str:
+    """One sentence: JupyterLab keeps its own copy of an open notebook, and saving that copy (its
+    "Overwrite") would put the old kernels back; `servers`: those that have it open now."""
+    if servers:
+        return (f"JupyterLab has it open now ({', '.join(servers)}): choose {RELOAD} there before you save, "
+                f"or saving puts your old version back.")
+    return (f"If JupyterLab has it open, choose {RELOAD} there before you save, or saving puts your old "
+            f"version back.")
 
 
 def _shown(path: Path) -> str:
