@@ -54,6 +54,24 @@ def test_a_worker_started_as_the_interrupt_came_does_not_serve(pool, monkeypatch
     assert len(started) == 1 and not started[0].alive()
 
 
+def test_a_warm_worker_stopped_before_its_request_reached_it_is_not_replaced(pool, monkeypatch):
+    """The thread took a warm worker; the interrupt killed it before the request was sent: the
+    failed send must not start a new worker for the interrupted check."""
+    request = _request()
+    assert [e for e in run_backend(request) if e["type"] == "case_result"]  # one warm worker now
+    (warm,) = pool.idle["interpreter"]
+    sent = warm.send
+
+    def interrupted_first(request: Request) -> None:
+        kill_busy_workers()
+        sent(request)
+
+    monkeypatch.setattr(warm, "send", interrupted_first)
+    live = set(runner._LIVE)
+    assert list(run_backend(_request())) == []
+    assert not warm.alive() and set(runner._LIVE) <= live
+
+
 def test_a_request_made_after_the_interrupt_is_served(pool):
     kill_busy_workers()
     results = [e for e in run_backend(_request()) if e["type"] == "case_result"]

@@ -258,17 +258,22 @@ class WorkerPool:
                         worker.holds_turn = backend == "gpu"
                         return worker
                     worker.close()
-            worker = Worker(backend)
-            with self.lock:
-                stopped = generation is not None and generation != self.generation
-            if stopped:
-                worker.close()
-                raise Stopped
+            worker = self.spawn(backend, generation)
         except BaseException:
             if backend == "gpu":
                 self.gpu_turn.release()
             raise
         worker.holds_turn = backend == "gpu"
+        return worker
+
+    def spawn(self, backend: str, generation: int | None = None) -> Worker:
+        """A new worker; Stopped (and none left running) when an interrupt came after `generation`."""
+        worker = Worker(backend)
+        with self.lock:
+            stopped = generation is not None and generation != self.generation
+        if stopped:
+            worker.close()
+            raise Stopped
         return worker
 
     def end_turn(self, worker: Worker) -> None:
@@ -336,10 +341,15 @@ def run_backend(request: Request) -> Iterator[dict]:
         return  # its check was interrupted: nobody reads these events
     try:
         worker.send(request)
-    except OSError:  # it died since it was last used: a new one, in the same turn
+    except OSError:  # it died since it was last used, or an interrupt stopped it: a new one, in the same turn
         worker.close()
         turn, worker.holds_turn = worker.holds_turn, False
-        worker = Worker(request.backend)
+        try:
+            worker = POOL.spawn(request.backend, request.generation)
+        except Stopped:
+            if turn:
+                POOL.gpu_turn.release()
+            return
         worker.holds_turn = turn
         try:
             worker.send(request)
