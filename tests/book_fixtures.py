@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -31,12 +32,11 @@ def built_book():
     # a clean build: no stale pages from an earlier table of contents
     for stale in (HTML, BUILD / ".doctrees", BUILD / "jupyter_execute"):
         shutil.rmtree(stale, ignore_errors=True)
-    cmd = ["jupyter-book", "build", "-W", "-n", "--keep-going", "."]
+    cmd = [sys.executable, "book/build_book.py"]  # the README's command: jupyter-book, a line per page
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     seconds = time.monotonic() - start
-    log = proc.stdout + proc.stderr
+    full = ARTIFACTS / "build.log"  # written by book/build_book.py
+    log = (full.read_text(encoding="utf-8", errors="replace") if full.is_file() else proc.stdout) + proc.stderr
     print(f"\n`{' '.join(cmd)}` finished in {seconds:.1f} s (rc={proc.returncode})")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "build.log").write_text(log)
     return {"rc": proc.returncode, "seconds": seconds, "log": log}
