@@ -51,20 +51,42 @@ def count(n: int) -> str:
     return f"{n / 1e6:.1f} million" if n >= 100_000 else f"{n:,}"
 
 
+# The profile as two tables with the same key columns (H and dtype, kernel): thirteen columns in one
+# table left a laptop's page column 8 of them, in rows ~170 px tall. The first: where the time and
+# the bytes went; the second: what the instructions did and what the warps waited for.
+KEY = ("H", "kernel")
+MEMORY = ("µs", "DRAM read, MB (needed)", "DRAM written, MB (needed)", "programs × warps", "registers / thread",
+          "occupancy (achieved)")
+INSTRUCTIONS = ("spilled (local loads + stores)", "instructions", "issue slots used", "cycles per instruction",
+                "largest stalls (cycles per instruction)")
+
+
+def _cells(row: dict, reads: int, writes: int) -> dict[str, str]:
+    read, written = needed_bytes(row, reads, writes)
+    return {
+        "H": f"{row['H']} {DTYPE[row['dtype']]}", "kernel": row["kernel"],
+        "µs": f"{row['time_us']:.0f}",
+        "DRAM read, MB (needed)": f"{row['dram_read'] / 1e6:.0f} ({read / 1e6:.0f})",
+        "DRAM written, MB (needed)": f"{row['dram_written'] / 1e6:.0f} ({written / 1e6:.0f})",
+        "programs × warps": f"{row['programs']} × {row['warps']}",
+        "registers / thread": f"{row['registers']:.0f}",
+        "occupancy (achieved)": f"{row['occupancy_pct']:.1f} %",
+        "spilled (local loads + stores)": count(row["local_loads"] + row["local_stores"]),
+        "instructions": f"{row['instructions'] / 1e6:.1f} million",
+        "issue slots used": f"{row['issue_active_pct']:.0f} %",
+        "cycles per instruction": f"{row['cycles_per_issue']:.1f}",
+        "largest stalls (cycles per instruction)": stall_words(row["stalls"]),
+    }
+
+
 def markdown(data: dict, reads: int, writes: int) -> str:
-    """The profile as a Markdown table; DRAM bytes next to those the work needs (`reads` and `writes`
-    tensors of M x H elements)."""
-    lines = ["| H | kernel | programs × warps | registers / thread | occupancy (achieved) | µs | DRAM read (needed) "
-             "| DRAM written (needed) | spilled (local loads + stores) | instructions | issue slots used "
-             "| cycles per instruction | largest stalls (cycles per instruction) |",
-             "|---" * 13 + "|"]
-    for row in data["rows"]:
-        read, written = needed_bytes(row, reads, writes)
-        spilled = row["local_loads"] + row["local_stores"]
-        lines.append(
-            f"| {row['H']} {DTYPE[row['dtype']]} | {row['kernel']} | {row['programs']} × {row['warps']} | {row['registers']:.0f} "
-            f"| {row['occupancy_pct']:.1f} % | {row['time_us']:.0f} | {row['dram_read'] / 1e6:.0f} MB ({read / 1e6:.0f}) "
-            f"| {row['dram_written'] / 1e6:.0f} MB ({written / 1e6:.0f}) "
-            f"| {count(spilled)} | {row['instructions'] / 1e6:.1f} million "
-            f"| {row['issue_active_pct']:.0f} % | {row['cycles_per_issue']:.1f} | {stall_words(row['stalls'])} |")
-    return "\n".join(lines)
+    """The profile as two Markdown tables (MEMORY, then INSTRUCTIONS, each after the KEY columns),
+    one row per launch; DRAM bytes next to those the work needs (`reads` and `writes` tensors of
+    M x H elements)."""
+    rows = [_cells(row, reads, writes) for row in data["rows"]]
+    tables = []
+    for columns in (KEY + MEMORY, KEY + INSTRUCTIONS):
+        lines = ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+        lines += ["| " + " | ".join(row[c] for c in columns) + " |" for row in rows]
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables)

@@ -19,11 +19,21 @@ def test_the_largest_stalls_come_first_in_words():
 
 
 def test_every_profiled_launch_is_a_row_with_the_bytes_its_work_needs():
-    table = ncu_table.markdown(PROFILE, reads=2, writes=1).splitlines()
-    assert len(table) == 2 + len(PROFILE["rows"])
-    spilled = next(line for line in table if line.startswith("| 16384 fp32 | reference |"))
+    memory, instructions = (t.splitlines() for t in ncu_table.markdown(PROFILE, reads=2, writes=1).split("\n\n"))
+    assert len(memory) == len(instructions) == 2 + len(PROFILE["rows"])
+    row = next(line for line in memory if line.startswith("| 16384 fp32 | reference |"))
     # x and dz read, dx written: 2 and 1 times 4096 x 16384 fp32 values
-    assert "(537)" in spilled and "(268)" in spilled and "million" in spilled.split("|")[9]
+    assert "(537)" in row and "(268)" in row
+    spilled = next(line for line in instructions if line.startswith("| 16384 fp32 | reference |"))
+    assert "million" in spilled.split("|")[3] and "waiting for" in spilled
+
+
+def test_each_table_fits_a_laptops_column():
+    """Thirteen columns in one table showed 8 at 1280 px, in rows ~170 px tall (issue 35, item 10):
+    two tables, each with the launch's key columns and at most 8 columns in all."""
+    for table in ncu_table.markdown(PROFILE, reads=2, writes=1).split("\n\n"):
+        head = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
+        assert head[:2] == ["H", "kernel"] and len(head) <= 8, head
 
 
 def test_the_committed_profile_names_its_tool_device_and_date():

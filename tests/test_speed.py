@@ -36,6 +36,15 @@ def test_scratch_memory_is_listed_only_where_measured():
                       "yours 130, torch 6,144"]
 
 
+def test_the_books_table_puts_its_verdict_next_to_the_size():
+    """The book's table is wider than a laptop's column and scrolls: "best other / yours", the
+    column a reader looks for, comes second, never scrolled out of sight (issue 35, item 10)."""
+    head, _, first, _ = markdown_table([row(), row(dims="M=4096, H=4096")]).splitlines()
+    cells = [c.strip() for c in head.strip("|").split("|")]
+    assert cells[:2] == ["size", "best other / yours"] and cells.count("best other / yours") == 1
+    assert [c.strip() for c in first.strip("|").split("|")][1].endswith("x")
+
+
 def test_further_baselines_get_their_own_columns():
     """A spec's extra baselines (two PyTorch backends, say) are columns like the fixed ones, and count
     as the best other time when they are."""

@@ -16,12 +16,15 @@ STEPS = 5
 NAME_CHARS = 44  # cuBLAS and ATen kernel names run past 100 characters
 
 
-def short(name: str) -> str:
+BOOK_NAME_CHARS = 26  # two names side by side in a laptop's page column, each on one line
+
+
+def short(name: str, chars: int = NAME_CHARS) -> str:
     """A kernel's name cut to fit a column: its head and its tail, where cuBLAS's names differ
     (nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT and ..._NTT: which operand is transposed)."""
     name = name.removeprefix("void ")
-    tail = NAME_CHARS // 3
-    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - tail - 1] + "…" + name[-tail:]
+    tail = chars // 3
+    return name if len(name) <= chars else name[:chars - tail - 1] + "…" + name[-tail:]
 
 
 def group(events: list[tuple[str, float]], steps: int) -> list[list]:
@@ -80,7 +83,7 @@ def markdown(columns: dict[str, list[list]]) -> str:
     head = [cell for name in columns for cell in (f"{name}: kernel", "µs")]
     body = [[cell for entry in row for cell in (
         ("", "") if entry is None else
-        (f"`{short(entry[0])}`" + (f" ×{entry[2]}" if entry[2] > 1 else ""), f"{entry[1]:.1f}"))]
+        (f"`{short(entry[0], BOOK_NAME_CHARS)}`" + (f" ×{entry[2]}" if entry[2] > 1 else ""), f"{entry[1]:.1f}"))]
         for row in side_by_side(columns)]
     body.append([cell for name in columns for cell in ("**all**", f"**{total_us(columns[name]):.1f}**")])
     return "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head)] + body)
