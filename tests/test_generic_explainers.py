@@ -55,11 +55,11 @@ def test_a_factor_of_one_over_the_square_root_of_a_size_is_named():
     assert "(= 1 / √D)" in hint.text
 
 
-def test_an_output_holding_another_outputs_values_is_an_address():
+def test_an_output_holding_another_outputs_values_asks_about_the_store_and_the_formula():
     da, db = _ref(4, 8), _ref(4, 8) + 3
     reference = Reference(outputs={"da": da, "db": db}, scales={"da": 1.0, "db": 1.0})
     hint = operand_hint(None, Output("da", "da", forward=False), db.clone(), reference, TOL)
-    assert hint.cause == "address" and hint.code == "operand.other_output"
+    assert hint.candidates == ("address", "formula") and hint.code == "operand.other_output"
 
 
 def test_zeros_fit_no_other_output():
@@ -83,3 +83,12 @@ def test_a_size_every_passing_case_shares_asks_whether_it_is_written_in():
 def test_a_size_shared_only_where_a_kind_of_case_splits_them_too_is_no_evidence():
     puzzle = SimpleNamespace(summary_patterns=())
     assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16)]) is None
+
+
+def test_an_error_that_is_an_input_times_a_constant_is_a_term_with_the_wrong_coefficient():
+    x, y = _ref(4, 8), _ref(4, 8) * 0.5 + 1
+    ref = x + y
+    operands = SimpleNamespace(floating={"x": x, "y": y}, hypotheses=lambda: [])
+    reference = Reference(outputs={"z": ref}, scales={"z": 1.0})
+    hint = operand_hint(operands, Output("z", "z", forward=True), x - y, reference, TOL)
+    assert hint.code == "operand.term" and hint.cause == "formula" and "sign reversed" in hint.text

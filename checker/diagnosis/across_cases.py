@@ -57,9 +57,11 @@ def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case]) -> Diagn
     (two at least) has another S: a number written into the kernel where S belongs?"""
     if len(passing) < 2 or len(failing) < 2 or all(trivial(c) for c in passing):
         return None
-    for tag in ("tail", "non_pow2", "wide"):
-        if all(tag in c.tags for c in failing) and not any(tag in c.tags for c in passing):
-            return None  # a kind of case splits them too: the size value may only be where it shows
+    kinds = ("tail", "non_pow2", "wide")
+    for name in failing[0].sizes:
+        for tag in kinds + tuple(f"{kind}_{name}" for kind in kinds):
+            if all(tag in c.tags for c in failing) and not any(tag in c.tags for c in passing):
+                return None  # a kind of case splits them too: the size value may only be where it shows
     for name in failing[0].sizes:
         values = {c.sizes.get(name) for c in passing}
         if len(values) != 1:

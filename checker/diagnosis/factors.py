@@ -18,6 +18,7 @@ from checker.evidence.compare import absolute_tolerance
 from checker.puzzle.model import Case, Tolerance
 
 LOG2E = 1.0 / math.log(2.0)
+PER_FACTOR = 8   # numbers behind each row's (or column's) factor, at least
 
 
 def _named(c: float, case: Case | None) -> list[str]:
@@ -94,8 +95,8 @@ def row_factor_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale:
 def _factors(got: torch.Tensor, ref: torch.Tensor, axis: int) -> torch.Tensor | None:
     """Per row (axis 1) or column (axis 0), the least-squares factor got ≈ f · ref; None unless the
     factors differ from one another and from 1 (one factor for all is ratio_hint's)."""
-    if ref.shape[1 - axis] < 2 or ref.shape[axis] < 2:
-        return None
+    if ref.shape[1 - axis] < 2 or ref.shape[axis] < PER_FACTOR:
+        return None  # a factor fitted to a few numbers fits almost anything
     norm = (ref * ref).sum(axis)
     if bool((norm == 0).any()):
         return None
