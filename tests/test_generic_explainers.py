@@ -92,3 +92,14 @@ def test_an_error_that_is_an_input_times_a_constant_is_a_term_with_the_wrong_coe
     reference = Reference(outputs={"z": ref}, scales={"z": 1.0})
     hint = operand_hint(operands, Output("z", "z", forward=True), x - y, reference, TOL)
     assert hint.code == "operand.term" and hint.cause == "formula" and "sign reversed" in hint.text
+
+
+def test_zeros_stored_everywhere_ask_about_the_loop_and_the_running_value():
+    from checker.diagnosis.values import output_hint
+    from checker.evidence.compare import compare
+    ref = _ref(4, 8)
+    reference = Reference(outputs={"y": ref}, scales={"y": 1.0})
+    got = torch.zeros(4, 8, dtype=torch.float64)
+    puzzle = SimpleNamespace(patterns=(), input_dims={})
+    hint = output_hint(puzzle, Output("y", "y", forward=True), got, reference, TOL, compare("y", got, ref, 1.0, TOL, None))
+    assert hint.code == "values.zero" and hint.candidates[:2] == ("loop", "accumulate")
