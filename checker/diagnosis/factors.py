@@ -85,10 +85,15 @@ def row_factor_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale:
         if float((factor - 1).abs().max()) < 0.02:
             continue  # factors within 2 % of 1: rounding (a 16-bit product), not a normalisation
         shown = ", ".join(f"{float(f):.3g}" for f in factor[:4]) + (", …" if factor.numel() > 4 else "")
+        # a per-row scale is a per-row statistic gone wrong: its formula, its running value, lanes let
+        # into it or left out of it, or the statistic read from another row
         return asking(f"each {what} of `{label}` is its expected {what} times a factor of its own (× {shown}): a "
                       f"per-{what} scale. Is a normalisation missing or applied twice — a division by the {what}'s "
-                      f"sum or count (1/l, 1/n) — or is the running value it divides by carried wrongly from block "
-                      f"to block?", "formula", "accumulate", code=f"values.{what}_factor", data={"factors": shown})
+                      f"sum or count (1/l, 1/n)? Is the running value it divides by carried wrongly from block to "
+                      f"block? Does the {what}'s statistic take in lanes it should not (a mask, what padded lanes "
+                      f"load) or miss some (a loop's range), or is it read from another {what} (its offset)?",
+                      "formula", "accumulate", "mask", "loop", "address", code=f"values.{what}_factor",
+                      data={"factors": shown})
     return NO_HINT
 
 

@@ -192,7 +192,9 @@ def _term_hint(operands: Operands, output: Output, got: torch.Tensor, ref: torch
         what = ("its sign reversed, or it is subtracted where it should be added (or the other way)" if whole == -2
                 else "it is missing" if whole == -1 else "it is counted twice" if whole == 1 else "")
         what = what if what and abs(c - whole) < 1e-3 else f"its coefficient is off by {c:.4g}"
-        return certain(f"{label} is the expected value plus {c:.4g} × `{name}`, element by element: the term in "
-                       f"`{name}` has the wrong coefficient ({what}).", "formula", code="operand.term",
-                       subject=output.label, data={"input": name, "coefficient": c})
+        # the formula's coefficient, or a loop or a mask that adds the term once too often or leaves it out
+        return asking(f"{label} is the expected value plus {c:.4g} × `{name}`, element by element: the term in "
+                      f"`{name}` has the wrong coefficient ({what}). In the formula, or does a loop or a mask add it "
+                      f"once too often, or leave it out?", "formula", "loop", "mask", code="operand.term",
+                      subject=output.label, data={"input": name, "coefficient": c})
     return NO_HINT
