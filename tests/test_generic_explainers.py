@@ -76,13 +76,13 @@ def _case(d: int, *tags: str) -> Case:
 
 def test_a_size_every_passing_case_shares_asks_whether_it_is_written_in():
     puzzle = SimpleNamespace(summary_patterns=())
-    hint = same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16)])
+    hint = same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16), _case(16)])
     assert hint.code == "cases.same_size" and hint.candidates == ("hardcoded",)
 
 
 def test_a_size_shared_only_where_a_kind_of_case_splits_them_too_is_no_evidence():
     puzzle = SimpleNamespace(summary_patterns=())
-    assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16)]) is None
+    assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16), _case(16)]) is None
 
 
 def test_an_error_that_is_an_input_times_a_constant_is_a_term_with_the_wrong_coefficient():

@@ -92,7 +92,7 @@ def row_factor_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale:
                       f"sum or count (1/l, 1/n)? Is the running value it divides by carried wrongly from block to "
                       f"block? Does the {what}'s statistic take in lanes it should not (a mask, what padded lanes "
                       f"load) or miss some (a loop's range), or is it read from another {what} (its offset)?",
-                      "formula", "accumulate", "mask", "loop", "address", code=f"values.{what}_factor",
+                      "formula", "accumulate", "mask", "fill", "loop", "address", code=f"values.{what}_factor",
                       data={"factors": shown})
     return NO_HINT
 
