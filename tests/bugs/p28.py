@@ -317,3 +317,8 @@ def grouped_tile(pid, tiles_m, tiles_n, GROUP_M: tl.constexpr):
 SAME_BUG = {
     "formula.drop:chunk_ce_kernel:a9dd4a2b:0": ("accumulate", RESCALE_DROPPED),
 }
+
+# the second blind corpus (tests/bugs/second_blind/p28.py), measured beside the first
+from bugs.second_blind import p28 as _second  # noqa: E402
+MEASURED = MEASURED + _second.MEASURED
+RIGHT = RIGHT + _second.RIGHT

@@ -294,3 +294,8 @@ RIGHT = [
           ((_BLIND_CAUSAL_BOUNDS, "        whole = tl.minimum(S, first + 1)\n", 1),),
           "the causal walk goes on to S (no early stop): blocks past the diagonal are masked whole, alpha = 1, p = 0"),
 ]
+
+# the second blind corpus (tests/bugs/second_blind/p31.py), measured beside the first
+from bugs.second_blind import p31 as _second  # noqa: E402
+MEASURED = MEASURED + _second.MEASURED
+RIGHT = RIGHT + _second.RIGHT
