@@ -23,7 +23,7 @@ def test_a_factor_of_its_own_per_row_is_a_normalisation():
     ref = _ref(4, 8)
     got = ref * torch.tensor([1.0, 2.0, 3.0, 0.5], dtype=torch.float64)[:, None]
     hint = row_factor_hint(got, ref, TOL, 1.0, 1.0, "o")
-    assert hint.code == "values.row_factor" and set(hint.candidates) == {"formula", "accumulate"}
+    assert hint.code == "values.row_factor" and hint.candidates[:2] == ("formula", "accumulate")
 
 
 def test_factors_within_rounding_of_one_say_nothing():
@@ -55,11 +55,11 @@ def test_a_factor_of_one_over_the_square_root_of_a_size_is_named():
     assert "(= 1 / √D)" in hint.text
 
 
-def test_an_output_holding_another_outputs_values_is_an_address():
+def test_an_output_holding_another_outputs_values_asks_about_the_store_and_the_formula():
     da, db = _ref(4, 8), _ref(4, 8) + 3
     reference = Reference(outputs={"da": da, "db": db}, scales={"da": 1.0, "db": 1.0})
     hint = operand_hint(None, Output("da", "da", forward=False), db.clone(), reference, TOL)
-    assert hint.cause == "address" and hint.code == "operand.other_output"
+    assert hint.candidates == ("address", "formula") and hint.code == "operand.other_output"
 
 
 def test_zeros_fit_no_other_output():
@@ -76,10 +76,30 @@ def _case(d: int, *tags: str) -> Case:
 
 def test_a_size_every_passing_case_shares_asks_whether_it_is_written_in():
     puzzle = SimpleNamespace(summary_patterns=())
-    hint = same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16)])
+    hint = same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16), _case(16)])
     assert hint.code == "cases.same_size" and hint.candidates == ("hardcoded",)
 
 
 def test_a_size_shared_only_where_a_kind_of_case_splits_them_too_is_no_evidence():
     puzzle = SimpleNamespace(summary_patterns=())
-    assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16)]) is None
+    assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16), _case(16)]) is None
+
+
+def test_an_error_that_is_an_input_times_a_constant_is_a_term_with_the_wrong_coefficient():
+    x, y = _ref(4, 8), _ref(4, 8) * 0.5 + 1
+    ref = x + y
+    operands = SimpleNamespace(floating={"x": x, "y": y}, hypotheses=lambda: [])
+    reference = Reference(outputs={"z": ref}, scales={"z": 1.0})
+    hint = operand_hint(operands, Output("z", "z", forward=True), x - y, reference, TOL)
+    assert hint.code == "operand.term" and hint.candidates[0] == "formula" and "sign reversed" in hint.text
+
+
+def test_zeros_stored_everywhere_ask_about_the_loop_and_the_running_value():
+    from checker.diagnosis.values import output_hint
+    from checker.evidence.compare import compare
+    ref = _ref(4, 8)
+    reference = Reference(outputs={"y": ref}, scales={"y": 1.0})
+    got = torch.zeros(4, 8, dtype=torch.float64)
+    puzzle = SimpleNamespace(patterns=(), input_dims={})
+    hint = output_hint(puzzle, Output("y", "y", forward=True), got, reference, TOL, compare("y", got, ref, 1.0, TOL, None))
+    assert hint.code == "values.zero" and hint.candidates[:2] == ("loop", "accumulate")

@@ -53,13 +53,16 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
 
 
 def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case]) -> Diagnosis | None:
-    """Every passing case has size S = v (two at least, and not all trivial), and every failing case
-    (two at least) has another S: a number written into the kernel where S belongs?"""
-    if len(passing) < 2 or len(failing) < 2 or all(trivial(c) for c in passing):
+    """Every passing case has size S = v (three at least, and not all trivial), and every failing case
+    (two at least) has another S: a number written into the kernel where S belongs? (Two passing
+    cases that share a size share it by chance too often: p31's two cases with S = 32.)"""
+    if len(passing) < 3 or len(failing) < 2 or all(trivial(c) for c in passing):
         return None
-    for tag in ("tail", "non_pow2", "wide"):
-        if all(tag in c.tags for c in failing) and not any(tag in c.tags for c in passing):
-            return None  # a kind of case splits them too: the size value may only be where it shows
+    kinds = ("tail", "non_pow2", "wide")
+    for name in failing[0].sizes:
+        for tag in kinds + tuple(f"{kind}_{name}" for kind in kinds):
+            if all(tag in c.tags for c in failing) and not any(tag in c.tags for c in passing):
+                return None  # a kind of case splits them too: the size value may only be where it shows
     for name in failing[0].sizes:
         values = {c.sizes.get(name) for c in passing}
         if len(values) != 1:

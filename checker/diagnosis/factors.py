@@ -18,6 +18,7 @@ from checker.evidence.compare import absolute_tolerance
 from checker.puzzle.model import Case, Tolerance
 
 LOG2E = 1.0 / math.log(2.0)
+PER_FACTOR = 8   # numbers behind each row's (or column's) factor, at least
 
 
 def _named(c: float, case: Case | None) -> list[str]:
@@ -84,18 +85,23 @@ def row_factor_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale:
         if float((factor - 1).abs().max()) < 0.02:
             continue  # factors within 2 % of 1: rounding (a 16-bit product), not a normalisation
         shown = ", ".join(f"{float(f):.3g}" for f in factor[:4]) + (", …" if factor.numel() > 4 else "")
+        # a per-row scale is a per-row statistic gone wrong: its formula, its running value, lanes let
+        # into it or left out of it, or the statistic read from another row
         return asking(f"each {what} of `{label}` is its expected {what} times a factor of its own (× {shown}): a "
                       f"per-{what} scale. Is a normalisation missing or applied twice — a division by the {what}'s "
-                      f"sum or count (1/l, 1/n) — or is the running value it divides by carried wrongly from block "
-                      f"to block?", "formula", "accumulate", code=f"values.{what}_factor", data={"factors": shown})
+                      f"sum or count (1/l, 1/n)? Is the running value it divides by carried wrongly from block to "
+                      f"block? Does the {what}'s statistic take in lanes it should not (a mask, what padded lanes "
+                      f"load) or miss some (a loop's range), or is it read from another {what} (its offset)?",
+                      "formula", "accumulate", "mask", "fill", "loop", "address", code=f"values.{what}_factor",
+                      data={"factors": shown})
     return NO_HINT
 
 
 def _factors(got: torch.Tensor, ref: torch.Tensor, axis: int) -> torch.Tensor | None:
     """Per row (axis 1) or column (axis 0), the least-squares factor got ≈ f · ref; None unless the
     factors differ from one another and from 1 (one factor for all is ratio_hint's)."""
-    if ref.shape[1 - axis] < 2 or ref.shape[axis] < 2:
-        return None
+    if ref.shape[1 - axis] < 2 or ref.shape[axis] < PER_FACTOR:
+        return None  # a factor fitted to a few numbers fits almost anything
     norm = (ref * ref).sum(axis)
     if bool((norm == 0).any()):
         return None

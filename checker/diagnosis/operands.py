@@ -108,10 +108,13 @@ def operand_hint(operands: Operands | None, output: Output, got: torch.Tensor, r
         if (other != output.name and other_ref.numel() == ref.numel() and ref.numel() >= FEW
                 and not matches(other_ref.reshape(ref.shape), ref, scale, tol, 1.0, condition)
                 and fits(got, other_ref.reshape(ref.shape), ref, scale, tol, condition)):
-            return certain(f"{label} holds the values `{other}` should have: the store meant for `{other}` went "
-                           f"through {label}'s pointer (the stores swapped, or a pointer passed twice). Check which "
-                           f"pointer each tl.store writes through.", "address", code="operand.other_output",
-                           subject=output.label, data={"other": other})
+            # the same numbers: a store through the wrong pointer, or this output's formula computing
+            # the other's (dγ = Σ dy, the x̂ dropped, is dβ): the values cannot tell which
+            return asking(f"{label} holds the values `{other}` should have: does the store meant for `{other}` go "
+                          f"through {label}'s pointer (the stores swapped, or a pointer passed twice), or does "
+                          f"{label}'s formula compute `{other}`'s (a factor or a term of {label}'s own missing)?",
+                          "address", "formula", code="operand.other_output", subject=output.label,
+                          data={"other": other})
 
     if operands is None:
         return NO_HINT
@@ -129,6 +132,9 @@ def operand_hint(operands: Operands | None, output: Output, got: torch.Tensor, r
             return _worded(h, operands, label)
 
     if ref.numel() >= FEW:
+        term = _term_hint(operands, output, got, ref, tol, scale, condition, label)
+        if term:
+            return term
         for name, x in operands.floating.items():
             try:
                 factor = torch.broadcast_to(x, ref.shape)
@@ -164,3 +170,32 @@ def _worded(h: Hypothesis, operands: Operands, label: str) -> Diagnosis:
     return certain(f"{label} matches the answer computed with every slice of `{h.tensor}` along {along} read from "
                    f"the first one: the offset along {along} is missing from the pointer of `{h.tensor}` (or its "
                    f"stride is 0).", "address", code=h.code, data={"tensor": h.tensor, "dim": along})
+
+
+def _term_hint(operands: Operands, output: Output, got: torch.Tensor, ref: torch.Tensor, tol: Tolerance,
+               scale: float, condition: float, label: str) -> Diagnosis:
+    """The error is one input times a constant, element by element (got − expected = c · x): a term in
+    x with the wrong coefficient. c = −2 × its coefficient: its sign reversed; c = −1 ×: it is missing."""
+    error = got - ref
+    for name, x in operands.floating.items():
+        try:
+            term = torch.broadcast_to(x, ref.shape)
+        except RuntimeError:
+            continue
+        norm = float((term * term).sum())
+        if norm == 0 or term.numel() < FEW:
+            continue
+        c = float((error * term).sum()) / norm
+        if abs(c) < 1e-6 or not fits(got, ref + c * term, ref, scale, tol, condition):
+            continue
+        whole = round(c)
+        what = ("its sign reversed, or it is subtracted where it should be added (or the other way)" if whole == -2
+                else "it is missing" if whole == -1 else "it is counted twice" if whole == 1 else "")
+        what = what if what and abs(c - whole) < 1e-3 else f"its coefficient is off by {c:.4g}"
+        # the formula's coefficient, or a loop or a mask that adds the term once too often or leaves it out
+        return asking(f"{label} is the expected value plus {c:.4g} × `{name}`, element by element: the term in "
+                      f"`{name}` has the wrong coefficient ({what}). In the formula, or does a loop or a mask add it "
+                      f"once too often, or leave it out (padded lanes that load a value, not 0)?", "formula",
+                      "loop", "mask", "fill", code="operand.term",
+                      subject=output.label, data={"input": name, "coefficient": c})
+    return NO_HINT

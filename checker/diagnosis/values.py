@@ -414,6 +414,13 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
         return _nonfinite_hint(got, ref, comparison, evidence, output.name, case, puzzle)
     if share:
         return share
+    if bool((got == 0).all()) and bool((ref != 0).any()):
+        # the store ran (the fill is gone) and stored zeros: what should have been added up never was
+        return asking(f"every element of `{output.label}` is exactly 0: the stores ran, with nothing in them. Does "
+                      f"the loop that builds the value run at all (its range: a bound that is 0 or below its start "
+                      f"for these sizes), is the running value added to inside it (with a sum, not a max), does "
+                      f"the load's mask let any lane through, and do its offsets reach the values (not a region of "
+                      f"zeros)?", "loop", "accumulate", "mask", "formula", "address", code="values.zero")
     dims = next((d for n, d in getattr(puzzle, "input_dims", {}).items()
                  if operands is not None and n in operands.values and tuple(operands.values[n].shape) == tuple(ref.shape)), ())
     return (_moved_hint(got, ref, scale, tol, reference.condition)

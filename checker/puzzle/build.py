@@ -99,7 +99,7 @@ class DeclaredPuzzle:
                 if not _pow2(n):
                     notes.append(f"{size} not a power of two")
                     if block:  # the mask hint is about blocked sizes only
-                        tags.add("non_pow2")
+                        tags.update(("non_pow2", f"non_pow2_{size}"))
                 if n == 1:
                     tags.add("single")
                     if block:  # one row, one key of a blocked size: a slip in the formula cannot show
@@ -109,7 +109,7 @@ class DeclaredPuzzle:
                     # named by the parameter: a puzzle's parts may block the size differently
                     notes.append(f"{size} wider than {self._block_name(size, params)} ({block})")
                 if block and n % block:
-                    tags.add("tail")
+                    tags.update(("tail", f"tail_{size}"))  # tail_N: which dimension's last block is partial
             if decl.inputs:
                 tags.add("recipe")
             dims = ", ".join(f"{k}={v}" for k, v in sizes.items())

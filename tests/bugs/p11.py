@@ -2,6 +2,7 @@
 the correct kernels it passes (PASSING), the learner bugs and rewrites tests/bugs/measure.py
 measures (MEASURED, RIGHT), the mutants no check can catch (EQUIVALENT, SAME_BUG). What each list
 means: tests/bugs/__init__.py."""
+from bugs.reasons import RESCALE_DROPPED
 from bugs import Bug, Kernel, Right
 from bugs.reasons import MASKED_OUT
 
@@ -172,6 +173,7 @@ EQUIVALENT = {
 # also a bug of a second class: the hint that names that class is right, not misleading (listed only
 # where the two are the same bug, seen from two sides: never to excuse a hint)
 SAME_BUG = {
+    "formula.drop:softmax_online_kernel:1a4722e3:0": ("accumulate", RESCALE_DROPPED),
     # the max subtraction dropped is exactly the unstable softmax the stability hint describes
     "formula.drop:softmax_fwd_kernel:ff626363:0": ("stability", "exp(x - m) -> exp(x) is the softmax without its "
                                                                 "max subtracted: the unstable form itself"),

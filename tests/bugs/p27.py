@@ -3,6 +3,7 @@ tests/test_contract.py pins (PINNED) and the correct kernels it passes (PASSING)
 means: tests/bugs/__init__.py."""
 from pathlib import Path
 
+from bugs.reasons import RESCALE_DROPPED
 from bugs import Bug, Kernel, Right
 
 PASS1_LOAD = 'x = tl.load(x_row + cols, mask=cols < V, other=-float("inf"),'
@@ -312,3 +313,12 @@ def ce_count_kernel(target_ptr, n_valid_ptr, M, ignore_index, BLOCK_M: tl.conste
             "        tl.store(loss_rows_ptr + row, tl.where(valid, (lse - x_target) / n, 0.0))", 1)),
           "the target's logit picked up during pass 2 by a where-sum, the loss stored after it"),
 ]
+
+SAME_BUG = {
+    "formula.drop:ce_fwd_bwd_kernel:63b5ec90:0": ("accumulate", RESCALE_DROPPED),
+}
+
+# the second blind corpus (tests/bugs/second_blind/p27.py), measured beside the first
+from bugs.second_blind import p27 as _second  # noqa: E402
+MEASURED = MEASURED + _second.MEASURED
+RIGHT = RIGHT + _second.RIGHT

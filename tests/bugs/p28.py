@@ -1,6 +1,7 @@
 """Every known kernel of puzzle 28 (fused Linear + cross-entropy, chunked): the bugs
 tests/test_contract.py pins (PINNED) and the correct kernels it passes (PASSING), the mutants no
 check can catch (EQUIVALENT). What each list means: tests/bugs/__init__.py."""
+from bugs.reasons import RESCALE_DROPPED
 from bugs import Bug, Kernel, Right
 from bugs.reasons import MASKED_OUT, PROMOTED
 
@@ -312,3 +313,12 @@ def grouped_tile(pid, tiles_m, tiles_n, GROUP_M: tl.constexpr):
             "ok = (tiles[:, None] < TILES) & (cols < V)", 1),),
           "the cross-entropy's mask written as tile-in-range and column-in-range"),
 ]
+
+SAME_BUG = {
+    "formula.drop:chunk_ce_kernel:a9dd4a2b:0": ("accumulate", RESCALE_DROPPED),
+}
+
+# the second blind corpus (tests/bugs/second_blind/p28.py), measured beside the first
+from bugs.second_blind import p28 as _second  # noqa: E402
+MEASURED = MEASURED + _second.MEASURED
+RIGHT = RIGHT + _second.RIGHT

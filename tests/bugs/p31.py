@@ -3,6 +3,7 @@
 SAME_BUG). What each list means: tests/bugs/__init__.py."""
 from pathlib import Path
 
+from bugs.reasons import RESCALE_DROPPED
 from bugs import Bug, Kernel, Right
 from bugs.reasons import ZERO_PARTNER
 
@@ -126,6 +127,10 @@ EQUIVALENT = {
 # also a bug of a second class: the hint that names that class is right, not misleading (listed only
 # where the two are the same bug, seen from two sides: never to excuse a hint)
 SAME_BUG = {
+    "formula.drop:attn_fwd_kernel:512551d4:0": ("accumulate", RESCALE_DROPPED),
+    "formula.drop:attn_fwd_kernel:a2b0078d:0": ("accumulate", RESCALE_DROPPED),
+    "formula.drop:attn_fwd_kernel:512551d4:1": ("accumulate", RESCALE_DROPPED),
+    "formula.drop:attn_fwd_kernel:a2b0078d:1": ("accumulate", RESCALE_DROPPED),
     # padded keys scored 0 instead of -inf: the key mask does not switch them off, whether the tl.where
     # is missing (a mask) or fills 0 (a fill); the two give the same numbers, and the variant's hint says so
     "fill.where:attn_fwd_kernel:ded71b7b:0": ("mask", "tl.where(visible, s, 0.0) leaves the padded keys in the "
@@ -289,3 +294,8 @@ RIGHT = [
           ((_BLIND_CAUSAL_BOUNDS, "        whole = tl.minimum(S, first + 1)\n", 1),),
           "the causal walk goes on to S (no early stop): blocks past the diagonal are masked whole, alpha = 1, p = 0"),
 ]
+
+# the second blind corpus (tests/bugs/second_blind/p31.py), measured beside the first
+from bugs.second_blind import p31 as _second  # noqa: E402
+MEASURED = MEASURED + _second.MEASURED
+RIGHT = RIGHT + _second.RIGHT

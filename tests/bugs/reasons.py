@@ -22,3 +22,5 @@ WHERE_ZEROES = "a tl.where(mask, ..., 0.0) replaces its padded lanes before anyt
 # the cast only makes explicit what the promotion does (bf16 -> fp32 is exact)
 PROMOTED = ("the bf16 value's first operation is with an fp32 operand, which promotes it to fp32 exactly as "
             "the cast does")
+RESCALE_DROPPED = ("dropping the rescale of a running value (an online softmax's sum or output) leaves it not "
+                   "carried from block to block: the class its hint names, accumulate")
