@@ -103,3 +103,18 @@ def test_zeros_stored_everywhere_ask_about_the_loop_and_the_running_value():
     puzzle = SimpleNamespace(patterns=(), input_dims={})
     hint = output_hint(puzzle, Output("y", "y", forward=True), got, reference, TOL, compare("y", got, ref, 1.0, TOL, None))
     assert hint.code == "values.zero" and hint.candidates[:2] == ("loop", "accumulate")
+
+
+def test_a_pattern_holds_only_where_a_case_outside_it_that_is_not_trivial_passes():
+    """Only the wide case fails: said where a one-block case of several rows passes, not where only
+    a one-row case (which a missing 1/n cannot break) does."""
+    from checker.diagnosis.across_cases import summary_hints
+    from checker.puzzle.model import SummaryPattern
+    wide = SummaryPattern("only the cases larger than one block fail", lambda c: "wide" in c.tags,
+                          candidates=("loop",), code="cases.wide")
+    puzzle = SimpleNamespace(summary_patterns=(wide,))
+    failing = (Case("N=40", tags=frozenset({"wide"}), sizes={"M": 4, "N": 40}), {"status": "fail"})
+    one_row = (Case("M=1, N=8", tags=frozenset({"single", "trivial"}), sizes={"M": 1, "N": 8}), {"status": "pass"})
+    one_block = (Case("M=4, N=8", sizes={"M": 4, "N": 8}), {"status": "pass"})
+    assert summary_hints(puzzle, [failing, one_row]) == []
+    assert [d.code for d in summary_hints(puzzle, [failing, one_row, one_block])] == ["cases.wide"]
