@@ -60,7 +60,7 @@ def test_the_out_of_bounds_explanation_appears_once(unmasked):
     assert len(failures) == 8 and all(r["error"]["kind"] == "out_of_bounds" for r in failures)
     html = rich.to_html(unmasked)
     assert html.count(OOB_PARAGRAPH) == 1, html
-    assert html.count("mask = offsets &lt; n_elements") == 1, html       # the fix's code, once
+    assert html.count("mask = offsets &lt; N") == 1, html       # the fix's code, once, in the kernel's names
     # each later case refers to it, and keeps what is its own: which offsets it reached
     assert html.count("the same as above (for documented configuration, N=10)") >= 2 * (len(failures) - 1)
     assert "Element offsets 33, 34, 35, 36, 37, 38, ... (31 offending offsets in all)" in html

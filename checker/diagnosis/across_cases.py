@@ -49,7 +49,37 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     shared = same_size(puzzle, [c for c, _ in failing], passing)
     if shared and not any(d.code == "cases.not_documented" for d in shown):
         shown.append(shared)
+    empty = one_block_nonfinite(results)
+    if empty:
+        shown.append(empty)
     return shown
+
+
+def _nonfinite(result: dict) -> bool:
+    return any((o.get("n_nonfinite") or 0) > 0 for o in result.get("comparisons", ()))
+
+
+def one_block_nonfinite(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+    """Every case whose size S fits in one block gives NaN or Inf (two at least), and the cases with S
+    wider than a block fail with finite values (two at least): a loop over S's blocks that runs once
+    fewer than it should, never where there is one block (range(0, S - BLOCK, BLOCK)), leaves the sum
+    it divides by at 0 there and short elsewhere."""
+    for name in results[0][0].sizes if results else ():
+        wide = f"wide_{name}"
+        narrow = [(c, r) for c, r in results if name in c.sizes and wide not in c.tags]
+        broad = [(c, r) for c, r in results if wide in c.tags]
+        if not broad or len(narrow) < 2 or not all(r.get("status") != "pass" and _nonfinite(r) for _, r in narrow):
+            continue
+        finite_failures = [c for c, r in broad if r.get("status") != "pass" and not _nonfinite(r)]
+        if len(finite_failures) < 2:
+            continue
+        return Diagnosis(f"every case whose {name} fits in one block gives NaN or Inf, and the cases with {name} "
+                         f"wider than a block come out finite but wrong: does a loop over {name}'s blocks stop a "
+                         f"block early (range(0, {name} - BLOCK, BLOCK), or a bound of cdiv({name}, BLOCK) - 1)? "
+                         f"Where there is one block it never runs, and what it sums stays 0 (0 / 0 = NaN); where "
+                         f"there are several it misses the last.", "loop", code="cases.one_block_nonfinite",
+                         strength=Strength.PATTERN, data={"size": name})
+    return None
 
 
 def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case]) -> Diagnosis | None:

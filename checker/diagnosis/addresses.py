@@ -344,14 +344,18 @@ def _reach(active: np.ndarray, axis: int) -> tuple[np.ndarray, int]:
 
 
 def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, steps: tuple[Optional[int], ...],
-                      scalars: dict[str, int]) -> Optional[Diagnosis]:
+                      scalars: dict[str, int], had_mask: bool = False) -> Optional[Diagnosis]:
     """The mask switches lanes off, but at a bound none of the kernel's sizes explains (rows < 10
-    where M is 1): the bound was written into the kernel."""
+    where M is 1): the bound was written into the kernel. Or it reaches one past a size (`<=`)."""
     if not scalars or None in steps or offsets.ndim == 0:
         return None
     active = np.broadcast_to(active, offsets.shape)
-    if active.all() or not active.any():
+    if not active.any():
         return None
+    if active.all():
+        # a mask that let the whole block through says where it stops only when the block ends one
+        # past a size (N = 7 in a block of 8): `<=`, or a comparison with the block's size
+        return _whole_block_through(layout, offsets, steps, scalars) if had_mask else None
     origin = int(offsets.flat[0])
     rows_apart = layout.row_stride()
     for axis, step in enumerate(steps):
@@ -373,6 +377,74 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
                           f"none of the sizes the kernel was given: is the mask's bound hard-coded? It must compare "
                           f"with this tensor's size.", "", ("mask", "hardcoded"))
     return None
+
+
+def _axis_unmasked_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray,
+                           steps: tuple[Optional[int], ...], scalars: dict[str, int]) -> Optional[Diagnosis]:
+    """A 2-D tile whose mask switches off nothing along one of its axes while lanes along it lie past
+    the tensor's edge: that axis's condition is missing from the mask (rows masked, columns not)."""
+    if offsets.ndim != 2 or len(layout.shape) != 2 or None in steps or 0 in layout.shape:
+        return None
+    strides = tuple(abs(s) for s in layout.strides)
+    dims = [strides.index(st) if strides.count(st) == 1 else None for st in steps]
+    if None in dims or dims[0] == dims[1]:
+        return None
+    big, small = (0, 1) if strides[0] >= strides[1] else (1, 0)
+    origin = int(offsets.flat[0])
+    if origin < 0 or strides[small] == 0 or strides[big] < layout.shape[small] * strides[small]:
+        return None
+    start = {big: origin // strides[big], small: (origin % strides[big]) // strides[small]}
+    active = np.broadcast_to(active, offsets.shape)
+    index = [start[dims[a]] + np.arange(offsets.shape[a]) for a in (0, 1)]
+    outside = [index[a] >= layout.shape[dims[a]] for a in (0, 1)]
+    names = {k: v for k, v in scalars.items() if not k.lower().startswith("stride")}
+    for a in (0, 1):
+        other = 1 - a
+        # the mask does not depend on this axis (each line along it all on or all off) ...
+        if not (active == active.take([0], axis=a)).all():
+            continue
+        # ... and lanes past the edge along it are on
+        spill = active & (outside[a][:, None] if a == 0 else outside[a][None, :])
+        if not spill.any():
+            continue
+        what, kept = ("rows", "columns")[dims[a]], ("rows", "columns")[dims[other]]
+        size = layout.shape[dims[a]]
+        name = size_name(names, size, ("n_rows", "n_cols")[dims[a]])
+        first, last = int(index[a][outside[a]][0]), int(index[a][-1])
+        other_out = outside[other][:, None] if other == 0 else outside[other][None, :]
+        masked = (f" The {kept} past the edge are switched off, so the mask has their condition only."
+                  if outside[other].any() and not (active & other_out).any() else "")
+        lane = ("rows", "cols")[a]
+        cond = f"({lane}[:, None] < {name})" if a == 0 else f"({lane}[None, :] < {name})"
+        span = f"{what[:-1]} {first} lies" if first == last else f"{what} {first} to {last} lie"
+        return _found("addr.axis_unmasked",
+                      f"The mask switches off none of this block's {what}, and {span} past the edge "
+                      f"({what} run to {name} - 1 = {size - 1}).{masked} The {what} need their own condition in "
+                      f"the mask, e.g. `mask = ... & {cond}`.", "mask")
+    return None
+
+
+def size_name(scalars: dict[str, int], size: int, default: str) -> str:
+    """The kernel's own name for a size (N, n_cols), where exactly one of its arguments that is not a
+    stride holds it; else `default`."""
+    named = [k for k, v in scalars.items() if v == size and not k.lower().startswith("stride")]
+    return named[0] if len(named) == 1 else default
+
+
+def _whole_block_through(layout: Layout, offsets: np.ndarray, steps: tuple[Optional[int], ...],
+                         scalars: dict[str, int]) -> Optional[Diagnosis]:
+    """A mask that switched no lane off, in a block whose last lane is one past a size's last index."""
+    if offsets.ndim != 1 or steps[0] != 1:
+        return None
+    last = int(offsets.flat[-1])
+    sizes = [k for k, v in scalars.items() if v == last and v == layout.span]
+    if not sizes:
+        return None
+    blocks = [k for k, v in scalars.items() if v == offsets.shape[0] and k not in sizes]
+    also = f", or compared with the block's size ({blocks[0]}) instead of {sizes[0]}" if blocks else ""
+    return _found("addr.mask_le_or_block" if blocks else "addr.mask_le",
+                  f"The mask let every lane of this block through, up to index {last} = {sizes[0]}: one past the "
+                  f"last valid index. Written with `<=` where `<` belongs (index < {sizes[0]}){also}?", "mask")
 
 
 def _shifted_block_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray,
@@ -565,7 +637,7 @@ def _swapped_steps_finding(layout: Layout, steps: tuple[Optional[int], ...], off
 
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
-                  others: Optional[dict[str, int]] = None) -> Diagnosis:
+                  others: Optional[dict[str, int]] = None, had_mask: bool = False) -> Diagnosis:
     """Why an access left its tensor: offsets are the lanes' element offsets (the block's shape,
     masked-off lanes included), active the lanes the mask let through; others the sizes (in
     elements) of the launch's other tensors."""
@@ -580,7 +652,8 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
                or _outside_finding(layout, origin, pid, origins, grid, scalars, in_loop)
                or _shift_finding(layout, origins, offsets.shape)
                or _shifted_block_finding(layout, offsets, active, steps)
-               or _hard_coded_bound(layout, offsets, active, steps, scalars)
+               or _axis_unmasked_finding(layout, offsets, active, steps, scalars)
+               or _hard_coded_bound(layout, offsets, active, steps, scalars, had_mask)
                or _other_tensor_finding(layout, offsets, active, others or {})
                or _literal_width_finding(layout, offsets, scalars))
     if finding is not None:

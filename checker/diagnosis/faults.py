@@ -129,19 +129,30 @@ def _offsets_text(offsets: np.ndarray) -> str:
 _VERB = {"load": "load from", "store": "store to", "atomic": "atomic update of"}
 
 
-def _mask_advice(name: str, span: int, offsets: np.ndarray, op: str, tile: bool, had_mask: bool,
-                 certain: bool = True) -> str:
+# findings whose own text shows the mask to write: no second, generic advice after them
+_FINDINGS_WITH_THEIR_FIX = {"addr.axis_unmasked"}
+
+
+def _mask_advice(name: str, layout, offsets: np.ndarray, op: str, tile: bool, had_mask: bool,
+                 scalars: dict[str, int], certain: bool = True, le: bool = False) -> str:
+    """How to write the mask, in the kernel's own names for the sizes where they are known. le: the
+    finding is a `<=` where `<` belongs, so the advice is that one character."""
+    span = layout.span
     if op == "load":
         call = f"tl.load({name} + offsets, mask=mask, other=0.0)"
     else:
         call = f"tl.{op}({name} + offsets, value, mask=mask)"
     if tile:
-        cond = "(rows[:, None] < n_rows) & (cols[None, :] < n_cols)"
+        rows, cols = (layout.shape[0], layout.shape[-1]) if len(layout.shape) > 1 else (1, span)
+        cond = (f"(rows[:, None] < {addresses.size_name(scalars, rows, 'n_rows')}) & "
+                f"(cols[None, :] < {addresses.size_name(scalars, cols, 'n_cols')})")
         call = call.replace("offsets", "rows[:, None] * stride + cols[None, :]")
     elif offsets[0] < 0:
-        cond = "(offsets >= 0) & (offsets < n_elements)"
+        cond = f"(offsets >= 0) & (offsets < {addresses.size_name(scalars, span, 'n_elements')})"
     else:
-        cond = "offsets < n_elements"
+        cond = f"offsets < {addresses.size_name(scalars, span, 'n_elements')}"
+    if le:
+        return f"The fix is one character, `<` for `<=`:\n    mask = {cond}"
     if not certain:
         lead = (f"If it is the mask: it must switch off every offset outside [0, {span}) (compare with this "
                 f"tensor's size, and use `<`, not `<=`), e.g.")
@@ -159,7 +170,7 @@ def _out_of_bounds(fault: Fault) -> Diagnosis:
     layout, offsets = f["layout"], f["offsets"]
     # mask or address? the lanes' steps and the block's start against the tensor's layout
     finding = addresses.out_of_bounds(layout, f["lanes"], f["active"], f["site"], pid, f["grid"], f["scalars"],
-                                      f["in_loop"], f["others"])
+                                      f["in_loop"], f["others"], had_mask=f["had_mask"])
     side = "before the start of" if offsets[0] < 0 else "past the end of"
     if len(offsets) > 1:
         these = f"Element offsets {_offsets_text(offsets)} are"
@@ -171,11 +182,12 @@ def _out_of_bounds(fault: Fault) -> Diagnosis:
         f"{these} {side} `{name}`: valid offsets are [0, {layout.span}){shape}.",
         "On a GPU this would touch memory that belongs to something else (wrong values, a crash, or "
         "another tensor silently overwritten); the checker stopped it before memory was touched.",
-        *([finding.text + ("" if "mask" in finding.candidates else " A mask would only hide this.")]
+        *([finding.text + ("" if "mask" in (finding.cause, *finding.candidates) else " A mask would only hide this.")]
           if finding.text else []),
         # where a mask is (one of) the fixes, show how to write it
-        *([_mask_advice(name, layout.span, offsets, f["op"], f["tile"], f["had_mask"], finding.cause == "mask")]
-          if "mask" in (finding.cause, *finding.candidates) else []),
+        *([_mask_advice(name, layout, offsets, f["op"], f["tile"], f["had_mask"], f["scalars"],
+                        finding.cause == "mask", le=finding.code == "addr.mask_le")]
+          if "mask" in (finding.cause, *finding.candidates) and finding.code not in _FINDINGS_WITH_THEIR_FIX else []),
     ])
     return _proof(message, fault, "fault.oob", finding.cause, finding.candidates, finding=finding.code,
                   offsets=[int(o) for o in offsets])

@@ -358,8 +358,9 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop", code="values.nonfinite")
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
-        return asking(f"{elements} NaN or Inf, in a case with {ones[0]} = 1. A division by zero there: by "
-                      f"{ones[0]} - 1, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
+        sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
+        return asking(f"{elements} NaN or Inf, in a case with {sizes}. A division by zero there: by "
+                      f"{minus}, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
                       f"whose loop never ran for so small a size, or offsets that leave a row no valid element?",
                       "formula", "loop", "mask", "address", code="values.nonfinite")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"

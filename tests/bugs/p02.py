@@ -33,7 +33,11 @@ PINNED = [
     Bug("mask_off_by_one", "forward",
         (("mask = offsets < N", "mask = offsets <= N", 1),),
         cause="mask",
-        reasons=(("out of bounds", "out-of-bounds", "past the end"), ("offsets < ",)),
+        reasons=(("out of bounds", "out-of-bounds", "past the end"), ("offsets < N",), ("`<` for `<=`",),
+                 ("up to index 7 = N",)),
+        # the mask's own words, not a mask to add after the `<=` sentence, in the kernel's own names
+        # (issue 35, item 4); N = 7 in a block of 8 lets every lane through, and is still `<=`
+        not_words=("A mask would only hide", "n_elements"),
         gpu_reasons=(("past the end of `z`",), ("mask",)),
         not_causes=("atomic",),
         notes="offset N itself passes the mask: one element past the end of x, y and z. z's own values are "

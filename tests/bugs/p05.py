@@ -6,6 +6,13 @@ from bugs import Bug, Right
 X_LOAD = "x = tl.load(x_ptr + rows[:, None] * stride_xm + cols[None, :] * stride_xn, mask=mask)"
 
 PINNED = [
+    Bug("columns_not_masked", "forward",
+        (("mask = row_ok[:, None] & col_ok[None, :]", "mask = row_ok[:, None]", 1),),
+        cause="mask",
+        reasons=(("switches off none of this block's columns",), ("cols[None, :] < N",)),
+        not_causes=("address", "atomic"),
+        notes="the rows masked, the columns not: the report once never said that the column lanes past N get "
+              "through (issue 35, item 5)"),
     Bug("assumed_contiguous", "forward",
         ((X_LOAD, "x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)", 1),),
         cause="address",

@@ -11,6 +11,16 @@ RESCALE = "s_lane * tl.exp(m_lane - m_new) + tl.exp(x - m_new)"
 ONLINE_STORE = "tl.store(y_ptr + row * N + cols, tl.exp(x - m) / s, mask=mask)"
 
 PINNED = [
+    Bug("online_loop_stops_a_chunk_early", "online",
+        (("    for start in range(0, N, BLOCK_N):\n        cols = start + tl.arange(0, BLOCK_N)\n"
+          "        x = tl.load(x_row + cols, mask=cols < N, other=-float(\"inf\"))",
+          "    for start in range(0, N - BLOCK_N, BLOCK_N):\n        cols = start + tl.arange(0, BLOCK_N)\n"
+          "        x = tl.load(x_row + cols, mask=cols < N, other=-float(\"inf\"))", 1),),
+        cause="loop",
+        reasons=(("fits in one block gives NaN",), ("M = 1 and N = 1",)),
+        not_words=("in a case with M = 1.",),
+        notes="the first pass stops one chunk early: rows of one chunk sum nothing (0 / 0), wider rows miss their "
+              "last chunk. Once no hint, and the one-row case blamed M alone (issue 35, item 3)"),
     Bug("no_max_shift", "forward",
         (("    m = tl.max(x, axis=0)\n    e = tl.exp(x - m)\n", "    e = tl.exp(x)\n", 1),),
         cause="stability",
