@@ -8,7 +8,10 @@ several diagnoses for the same failure; the renderers show only what this module
   other way; one that includes the finding's cause agrees with it;
 - a failing case's line quotes its error, else its own diagnosis, else its first shown output's;
 - a diagnosis across cases keeps to its premise (checker/diagnosis/across_cases.py says which
-  ones survive there); of those, the most specific is shown.
+  ones survive there); of those, the most specific is shown;
+- one report, one story (Story): the first cause a report names, in the order it is read, stands;
+  a later diagnosis that names another cause is left out unless its own evidence is stronger, and
+  the report says that it left one out.
 
 Pure Python, on the typed records of checker/report/model.py or on the worker's dicts.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from checker.diagnosis.model import Diagnosis
+from checker.diagnosis.model import Diagnosis, Strength
 
 
 def sharper(case_diagnoses: Iterable[Diagnosis]) -> set[str]:
@@ -88,3 +91,47 @@ def _contradicted(pattern, failing: list[dict]) -> bool:
         kinds = [set(k) for k in result.get("accesses", {}).values() if "atomic" in k]
         return bool(kinds) and all("store" not in k for k in kinds)
     return all(atomic_only(r) for r in failing)
+
+
+class Story:
+    """The cause a report tells first, and how strong its evidence is. Fed the diagnoses in the order
+    the report shows them (each failing case's error and own diagnoses, then its outputs'), it says
+    which to keep: a later one naming another cause on evidence no stronger than the first's would
+    tell a second, contradicting story (a race proven by the run, then a known-bug variant that fits
+    the numbers in the next case). Questions stay: they name no cause."""
+
+    def __init__(self) -> None:
+        self.cause = ""
+        self.strength = Strength.PATTERN
+        self.case = ""
+        self.left_out: list[tuple[str, Diagnosis]] = []   # (case, diagnosis) not shown
+
+    def admits(self, diagnosis: Diagnosis, case: str = "") -> bool:
+        if not diagnosis.cause:
+            return True
+        if not self.cause:
+            self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
+            return True
+        if diagnosis.cause == self.cause:
+            return True
+        if diagnosis.strength > self.strength:
+            # stronger evidence: it is the story now (what came before it stays shown)
+            self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
+            return True
+        self.left_out.append((case, diagnosis))
+        return False
+
+    def note(self, diagnosis: Diagnosis) -> str:
+        """The line that stands where a left-out diagnosis would have been."""
+        where = f" in {self.case}" if self.case else ""
+        return (f"(a hint here pointed at {diagnosis.cause}, on weaker evidence than the {self.cause} named{where}: "
+                f"left out; fix that first)")
+
+
+def error_diagnosis(result: dict) -> Diagnosis | None:
+    """A failing case's error as a diagnosis (its cause, proven by the run), for the Story."""
+    error = result.get("error") if result.get("status") == "error" else None
+    if not error or not (error.get("cause") or error.get("candidates")):
+        return None
+    return Diagnosis(error.get("message", ""), error.get("cause", ""), tuple(error.get("candidates", ())),
+                     code=error.get("code", ""), strength=Strength.PROOF)
