@@ -4,12 +4,13 @@ from __future__ import annotations
 import re
 import time
 from contextlib import nullcontext
+from dataclasses import replace
 
 import torch
 
 from checker.evidence.compare import compare
 from checker.poison import poison, poison_of, unwritten_mask
-from checker.diagnosis.model import NO_HINT, Diagnosis, Strength, certain
+from checker.diagnosis.model import NO_HINT, Diagnosis, Span, Strength, certain
 from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.addresses import seen_in_addresses
@@ -17,14 +18,40 @@ from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
 from checker.evidence.guards import guard_outputs, overruns
 from checker.source import KernelSource
+from checker.words import counted
 from checker.puzzle.model import Case, Part, Puzzle
 
 MAX_MAP = 64  # error maps for plots are pooled down to at most MAX_MAP x MAX_MAP
 
 
-def _case_header(case: Case) -> dict:
-    return {"case": case.name, "dims": case.dims, "dtype": case.dtype, "documented": case.documented,
-            "tags": sorted(case.tags), "params": dict(case.params), "sized": bool(case.sizes)}
+def _case_header(case: Case, part: Part) -> dict:
+    # title and label: the case as this part's report names it (a note on a block this part's
+    # kernels do not use would be false here)
+    return {"case": case.name, "title": case.title(part.name), "label": case.label(part.name), "dims": case.dims,
+            "dtype": case.dtype, "documented": case.documented, "tags": sorted(case.tags),
+            "params": dict(case.params), "sized": bool(case.sizes)}
+
+
+def in_learner_lines(d: Diagnosis, source: KernelSource) -> Diagnosis:
+    """The diagnosis with its place as the learner finds it: the kernel, and the line within its
+    cell or file. Its producers name lines of the combined text the kernels run from."""
+    span = d.where
+    if span is None or not span.line:
+        return d
+    return replace(d, where=Span(kernel=span.kernel or source.function_at(span.line), cell=span.cell,
+                                 line=source.learner_line(span.line), code=span.code))
+
+
+def error_event(exc: BaseException, source: KernelSource) -> dict:
+    """What stopped the kernels, as the report reads it. A fault the instruments saw (an access out
+    of bounds, a race, a lock) names its line in its diagnosis only: its place and code are filled
+    from there, so that the report, the JSON and a later case's "the same" line all have them."""
+    error = describe(exc, source)
+    span = error.diagnosis.where
+    if span is not None and span.line and not error.where:
+        error.where, error.code = source.describe_line(span.line), error.code or span.code
+    error.diagnosis = in_learner_lines(error.diagnosis, source)
+    return error.to_json()
 
 
 def _error_map(got: torch.Tensor, ref: torch.Tensor, allowed: float) -> dict:
@@ -86,8 +113,8 @@ def _reproducibility(part: Part, kernels, inputs: dict, case: Case, first: dict)
                           != b.reshape(-1).view(torch.uint8 if b.element_size() == 1 else _same_width_int(b))).sum())
             if differ and all(f["label"] != output.label for f in found):
                 differs = certain(f"not reproducible: launch {launch} of {part.repeat} differs from launch 1 in "
-                                  f"{differ} of {a.numel()} elements, bit for bit. Atomic additions land in a "
-                                  f"different order every run, and floating-point addition is not "
+                                  f"{differ} of {counted(a.numel(), 'element')}, bit for bit. Atomic additions "
+                                  f"land in a different order every run, and floating-point addition is not "
                                   f"associative: sum each program's share into its own slot, then reduce "
                                   f"the slots in a fixed order.", "determinism", code="values.not_reproducible",
                                   strength=Strength.PROOF, subject=output.label, data={"differ": differ})
@@ -197,9 +224,9 @@ def _pointer_names(name: str) -> list[str]:
     return [name, f"{name}_ptr", f"{name}ptr"]
 
 
-def _address_hints(memory: MemoryEvidence | None) -> list[dict]:
+def _address_hints(memory: MemoryEvidence | None, source: KernelSource) -> list[dict]:
     """Address evidence from the sanitizer for a case whose results are wrong."""
-    return [] if memory is None else [d.to_json() for d in seen_in_addresses(memory)]
+    return [] if memory is None else [in_learner_lines(d, source).to_json() for d in seen_in_addresses(memory)]
 
 
 def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
@@ -244,7 +271,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
              seed: int, on_launch=None) -> dict:
     """on_launch: called right before the kernels run (the runner times only them against --timeout).
     A case's float64 reference (autograd and the known-bug variants) comes from REFERENCES."""
-    result = _case_header(case)
+    result = _case_header(case, part)
     clock = [time.perf_counter()]
     inputs = puzzle.make_inputs(case, device, seed)  # fresh for every part: a kernel may mutate them
     key = (puzzle.key, case.name, seed)
@@ -280,9 +307,9 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     except BaseException as exc:  # learner code: any exception is a verdict, not a crash
         if isinstance(exc, KeyboardInterrupt):
             raise
-        error = describe(exc, source)
-        fatal = device == "cuda" and error.kind == "gpu_fault"
-        return {**result, "status": "error", "error": error.to_json(), "fatal": fatal}
+        error = error_event(exc, source)
+        fatal = device == "cuda" and error["kind"] == "gpu_fault"
+        return {**result, "status": "error", "error": error, "fatal": fatal}
 
     mutated = _mutated_inputs(before, inputs)
     comparisons, maps, evidence, operands = [], {}, None, None
@@ -322,7 +349,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
-    hints = _address_hints(memory) if not ok else []
+    hints = _address_hints(memory, source) if not ok else []
     if mutated:
         hints.append(certain(f"the kernel changed its inputs: {', '.join(mutated)}. Inputs are read-only (the "
                              f"caller still needs them: a backward reads what the forward read); write only to the "

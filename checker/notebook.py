@@ -76,7 +76,9 @@ class LiveReport:
     def write(self, line: str) -> None:
         self.said += 1
         if self.said == 1:  # the checker's first line says what it checks, and from where
-            print(line, flush=True)
+            # as HTML: a notebook's plain text output breaks words anywhere ("as las|t run")
+            from IPython.display import display
+            display({"text/html": rich.title_html(line), "text/plain": line}, raw=True)
             return
         if line.strip():
             self.recent = [*self.recent, line.strip()][-self.LINES:]

@@ -60,16 +60,24 @@ class KernelSource:
         is named by the kernel it defines, and the line is the line within that cell."""
         function = self.function_at(lineno) if name_function else ""
         prefix = f"`{function}`, " if function else ""
-        for chunk in self.chunks:
-            if chunk.first_line <= lineno < chunk.first_line + chunk.n_lines:
-                line = lineno - chunk.first_line + 1 + chunk.line_offset
-                if chunk.place.startswith((CELL_OF, CODE_CELL)):
-                    cell = "its cell" if chunk.place == _cell_of(function) else chunk.place
-                    return f"{prefix}line {line} of {cell}"
-                place = chunk.place if chunk.place != f"`{function}`" else ""
-                where = f"{place}, line" if place else "line"
-                return f"{prefix}{where} {line}"
+        chunk = self._chunk_at(lineno)
+        if chunk is not None:
+            line = self.learner_line(lineno)
+            if chunk.place.startswith((CELL_OF, CODE_CELL)):
+                cell = "its cell" if chunk.place == _cell_of(function) else chunk.place
+                return f"{prefix}line {line} of {cell}"
+            place = chunk.place if chunk.place != f"`{function}`" else ""
+            where = f"{place}, line" if place else "line"
+            return f"{prefix}{where} {line}"
         return f"{prefix}line {lineno}"
+
+    def learner_line(self, lineno: int) -> int:
+        """A line of the combined text as the learner counts it: within its cell, or its file."""
+        chunk = self._chunk_at(lineno)
+        return lineno if chunk is None else lineno - chunk.first_line + 1 + chunk.line_offset
+
+    def _chunk_at(self, lineno: int) -> Chunk | None:
+        return next((c for c in self.chunks if c.first_line <= lineno < c.first_line + c.n_lines), None)
 
     def function_at(self, lineno: int) -> str:
         """The outermost function whose body holds this line ('' if none, or the text does not parse)."""

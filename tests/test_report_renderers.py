@@ -3,6 +3,7 @@ check, each diagnosis the arbitration shows is said by all three, with the same 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -11,8 +12,13 @@ from checker import registry
 from checker.diagnosis import arbitrate
 from checker.report import html as report_html
 from checker.report import json as report_json
+from checker.report.model import OutputResult, Report
+from checker.report.repeats import Repeats, same_line
+from checker.report.sentences import how_far_off
 from checker.run.session import run_check
 from checker.source import from_text
+from checker.puzzle.model import REPO_ROOT
+from checker.words import counted
 
 X_LOAD = "x = tl.load(x_ptr + rows[:, None] * stride_xm + cols[None, :] * stride_xn, mask=mask)"
 
@@ -76,10 +82,13 @@ def test_text_html_and_json_say_the_same_diagnoses(key, part, old, new):
         assert _words(first, limit=10_000) in page, (kind, first)
         assert any(h["hint"] == d.text and h["cause"] == d.cause and h["candidates"] == list(d.candidates)
                    and h["code"] == d.code for h in said_json), (kind, d)
+    said = Repeats()  # the text says an error in full once; a later case's same one in a line
     for c in report.cases:
         if c.status == "error":
             first = c.error["message"].split("\n")[0]
-            assert first in report.text and _words(first) in page
+            earlier = said.earlier(c.error_diagnosis, c.heading, c.part, c.backend)
+            assert (f"{same_line(c.error_diagnosis, earlier)}\n" if earlier else first) in report.text
+            assert _words(first) in page
             assert any(j["error"] == c.error["message"] for j in entry["cases"])
 
 
@@ -87,3 +96,59 @@ def test_every_diagnosis_has_a_code_and_the_json_names_the_schema_version():
     puzzle, report = _report(*FAILING[0])
     assert all(d.code for d in report.diagnoses() if d.text and not d.text.startswith("test"))
     assert report_json.document([]).get("schema") == "triton-gpu-puzzles/report/2"
+
+
+OOB_PARAGRAPH = "the checker stopped it before memory was touched"  # the out-of-bounds paragraph's end
+
+
+def test_an_out_of_bounds_diagnosis_repeated_across_cases_is_said_once_then_a_line_per_case():
+    """p02 with `<=` for `<`: eight cases load x one past its end at the same line, for the same reason.
+    The text says the paragraph once; each later case with the same diagnosis gets one line naming the
+    case it was said for, and its own offset."""
+    _, report = _report(*FAILING[1])
+    failures = [c for c in report.cases if c.status == "error"]
+    assert len(failures) == 8 and all(c.error["kind"] == "out_of_bounds" for c in failures)
+    # twice: N=7's finding is another (addr.mask, not addr.mask_le), so its paragraph is its own
+    assert report.text.count(OOB_PARAGRAPH) == 2, report.text
+    line = ("      same out-of-bounds access to `x_ptr` at `add_vectors_kernel`, line 25 as documented "
+            "configuration, N=10 (offset {}, past the end)\n")
+    for n in (1, 33, 100, 1000, 50):
+        assert line.format(n) in report.text, report.text
+    other = report.text.split("The other cases:\n")[1].split("\n\n")[0].split("\n")
+    assert len(other) <= 25, "\n".join(other)   # a line per case and per folded error, a hint across cases
+    # the fault's message names its place: no second "at" line under it
+    assert "at `add_vectors_kernel`, kernels.py, line 25: x = tl.load" not in report.text
+    # no mask at all: one diagnosis for all eight cases, said once
+    unmasked = _report("p02", "forward", "x = tl.load(x_ptr + offsets, mask=mask)", "x = tl.load(x_ptr + offsets)")[1]
+    assert unmasked.text.count(OOB_PARAGRAPH) == 1, unmasked.text
+    assert unmasked.text.count("same out-of-bounds access to `x_ptr`") == 7, unmasked.text
+
+
+def test_json_of_an_out_of_bounds_failure_carries_its_place_its_code_and_its_hints():
+    """--json of a kernel whose mask lets one lane past the end: each stopped case names the line (kernel,
+    line as the learner counts it, its code), the diagnosis's code, and the hint the terminal shows."""
+    puzzle, report = _report(*FAILING[1])
+    entry = report_json.report_entry(puzzle, "kernels.py", report)
+    schema = json.loads((REPO_ROOT / "checker" / "report" / "schema.json").read_text(encoding="utf-8"))
+    pytest.importorskip("jsonschema").validate(report_json.document([entry]), schema)
+    code = "x = tl.load(x_ptr + offsets, mask=mask)"
+    place = {"kernel": "add_vectors_kernel", "cell": None, "line": 25, "code": code}
+    stopped = [c for c in entry["cases"] if c["verdict"] == "error"]
+    assert stopped
+    for case in stopped:
+        detail = case["error_detail"]
+        assert detail["where"] == "`add_vectors_kernel`, kernels.py, line 25" and detail["code"] == code, detail
+        assert detail["place"] == place and detail["diagnosis_code"] == "fault.oob", detail
+        assert [(h["hint"], h["code"], h["cause"], h["where"]) for h in case["hints"]] == [
+            (case["error"], "fault.oob", "mask", place)], case["hints"]
+
+
+def test_counts_agree_with_their_number():
+    """'1 of 1 element off', '1 case not run': never '1 elements' nor '1 cases'."""
+    assert counted(1, "element") == "1 element" and counted(3, "element") == "3 elements"
+    scalar = OutputResult("loss", ok=False, max_diff=1.0, n_bad=1, n_total=1)
+    assert how_far_off(scalar).startswith("1 of 1 element off ("), how_far_off(scalar)
+    part = {"part": "forward", "title": "z = x + y", "backend": "Interpreter (CPU)", "passed": False,
+            "correct": 0, "cases": 0, "unrun": 1, "problem": ""}
+    page = _plain(report_html.to_html(Report(False, "", [], [part])))
+    assert "0 of 0 cases correct; 1 case not run" in page, page

@@ -5,6 +5,7 @@ a hang, a crash, cells that do not run and a stub each one message with its line
 that comes from the learner escaped. tests/test_jupyterlab.py shows it in a real JupyterLab."""
 from __future__ import annotations
 
+import html as html_lib
 import re
 
 import pytest
@@ -19,7 +20,7 @@ from checker.run.session import run_check
 from checker.source import from_text
 from checker.stubs import stub_text
 
-P01, P02 = registry.get("p01"), registry.get("p02")
+P01, P02, P05, P11 = (registry.get(key) for key in ("p01", "p02", "p05", "p11"))
 OOB_PARAGRAPH = "the checker stopped it before memory was touched"  # the end of the out-of-bounds paragraph
 TAGS = {"style", "div", "p", "h4", "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "pre", "code"}
 HANGS = """import triton
@@ -64,6 +65,79 @@ def test_the_out_of_bounds_explanation_appears_once(unmasked):
     # each later case refers to it, and keeps what is its own: which offsets it reached
     assert html.count("the same as above (for documented configuration, N=10)") >= 2 * (len(failures) - 1)
     assert "Element offsets 33, 34, 35, 36, 37, 38, ... (31 offending offsets in all)" in html
+
+
+def _cells(head: str, column: int) -> list[str]:
+    """The words of one column of the cases' tables, row by row."""
+    rows = re.findall(r"<tr><td>(?:✅|❌)</td>(.*?)</tr>", head)
+    return [_plain(re.findall(r"<td[^>]*>(.*?)</td>", row)[column]) for row in rows]
+
+
+def _plain(markup: str) -> str:
+    """What a reader sees of the HTML: its words, without tags."""
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+
+@pytest.fixture(scope="module")
+def p11_name_error() -> Report:
+    """Puzzle 11's one-block part with a name the kernel never assigns: every case stops on it."""
+    code = P11.solution.read_text(encoding="utf-8").replace("e = tl.exp(x - m)\n", "e = tl.exp(x - mx)\n", 1)
+    return run_check(P11, ["forward"], from_text(code, "learner"), backend="interpreter", in_process=True,
+                     write=lambda line: None)
+
+
+def test_an_error_is_said_once_with_its_names_as_code(p11_name_error):
+    """The first failure says the error in full, its place with the kernel's name as code (no raw
+    backticks anywhere); the folded failures after it say it is the same, not its words again."""
+    head, tail = rich.report_html(p11_name_error)
+    page = _plain(head + tail)
+    assert "`" not in page, page
+    assert "at <code>softmax_fwd_kernel</code>, learner, line" in head
+    assert page.count("A kernel sees only its arguments") == 1, page    # the message's end: in full once
+    assert tail.count("the same error as above") == len(p11_name_error.cases) - 1
+
+
+def test_a_problem_said_under_its_part_is_not_repeated_in_its_heading():
+    """A kernel not defined: its heading says the part did not run, the line under it why, once."""
+    code = P11.solution.read_text(encoding="utf-8").replace("def softmax_fwd_kernel(", "def softmax_fwd_kernl(")
+    report = run_check(P11, ["forward"], from_text(code, "learner"), backend="interpreter", in_process=True,
+                       write=lambda line: None)
+    page = _plain(rich.to_html(report))
+    assert page.count("is not defined in learner") == 1 and "`" not in page, page
+    assert "one block per row — Interpreter (CPU): not run" in page, page
+
+
+def test_the_sizes_have_one_column_and_the_labels_are_true_of_the_part(p11_name_error):
+    """Every row's sizes in their column, the case column without them; the one-block part takes a row in
+    one block of its own width, so no label there says a row is wider than CHUNK (the online part's
+    labels do, where it is true)."""
+    head, tail = rich.report_html(p11_name_error)
+    sizes, labels = _cells(head, 0), _cells(head, 1)
+    cases = [c for c in P11.cases() if not c.gpu_only]
+    assert sizes == [c.dims if c.dtype == "float32" else f"{c.dims} {c.dtype}" for c in cases], sizes
+    assert not any(label.startswith(c.dims) for label, c in zip(labels, cases)), labels
+    assert "wider than" not in _plain(head + tail), head + tail
+    assert "M=16, N=33: N not a power of two:" in _plain(tail)   # a folded failure's name: true of this part too
+    online = {c.dims: c.label("online") for c in cases}
+    assert online["M=16, N=33"] == "N not a power of two, N wider than CHUNK (8)"
+
+
+def test_what_failed_quotes_the_finding_not_where_it_was_seen():
+    """p05 with x read as if contiguous: the addresses' hint begins with where it was seen; the table's
+    line quotes what is wrong there."""
+    code = P05.solution.read_text(encoding="utf-8").replace(
+        "x_ptr + rows[:, None] * stride_xm + cols[None, :] * stride_xn", "x_ptr + rows[:, None] * N + cols[None, :]", 1)
+    report = run_check(P05, ["forward"], from_text(code, "learner"), backend="interpreter", in_process=True,
+                       write=lambda line: None)
+    head, _ = rich.report_html(report)
+    failed = [what for what in _cells(head, 2) if what]
+    assert failed and not any("seen in the addresses" in what for what in failed), failed
+    assert any("The addresses themselves are wrong" in what for what in failed), failed
+
+
+def test_the_note_on_cases_not_run_comes_after_the_results(solved):
+    head, _ = rich.report_html(solved)
+    assert head.index("</table>") < head.index("Not run here: 2 cases that only a GPU runs (N=100000; N=1048576)")
 
 
 def test_the_verdict_comes_first_then_the_cases_then_the_first_failure_then_the_others_folded(unmasked):
@@ -164,10 +238,11 @@ def test_everything_from_the_learner_is_escaped():
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-def test_in_a_notebook_check_shows_html_and_prints_its_title_and_verdict(tmp_path, monkeypatch, capsys):
-    """check() as a Jupyter kernel runs it (IPython's display recorded): the title printed at once,
-    the latest lines shown while it runs, then the HTML report in their place; the cell's value is
-    the verdict line. Nothing else is printed: no text report."""
+def test_in_a_notebook_check_shows_its_title_and_report_as_html(tmp_path, monkeypatch, capsys):
+    """check() as a Jupyter kernel runs it (IPython's display recorded): the title shown at once as
+    HTML (a notebook's plain text output breaks words anywhere: "as las|t run"), the latest lines
+    shown while it runs, then the HTML report in their place; the cell's value is the verdict line.
+    Nothing is printed: no text report."""
     shown: list[tuple] = []
 
     class Handle:
@@ -184,12 +259,16 @@ def test_in_a_notebook_check_shows_html_and_prints_its_title_and_verdict(tmp_pat
     namespace: dict = {}
     exec(compile(cell.read_text(encoding="utf-8"), str(cell), "exec"), namespace)
     report = check("p01", namespace=namespace, in_process=True, plot=False, html=True)
-    printed = capsys.readouterr().out.strip().split("\n")
-    assert printed == ["Puzzle 1: Add a constant — checking forward from this notebook (the kernels as last run)"]
+    assert capsys.readouterr().out == ""
     assert isinstance(report, NotebookReport) and not report.passed and report.results
-    assert shown[0][0] == "display" and "text/html" not in shown[0][1]        # the latest lines, as text
-    final = [bundle for how, bundle in shown if "text/html" in bundle]
-    assert [how for how, bundle in shown if "text/html" in bundle] == ["update", "display"]  # in place; the rest
+    title = "Puzzle 1: Add a constant — checking forward from this notebook (the kernels as last run)"
+    assert shown[0] == ("display", {"text/html": rich.title_html(title), "text/plain": title})
+    # in the report's own box, whose words wrap whole; not in a <pre>
+    title_html = shown[0][1]["text/html"]
+    assert '<div class="tgp-report"><p class="tgp-title">' in title_html and "<pre" not in title_html
+    assert shown[1][0] == "display" and "text/html" not in shown[1][1]        # the latest lines, as text
+    final = [bundle for how, bundle in shown[1:] if "text/html" in bundle]
+    assert [how for how, bundle in shown[1:] if "text/html" in bundle] == ["update", "display"]  # in place; the rest
     assert final[0]["text/html"].index("Overall Result: ❌ NOT ALL CORRECT") < final[0]["text/html"].index("<table")
     assert final[0]["text/plain"] == report.text and "<details>" in final[1]["text/html"]
     report._ipython_display_()  # the cell's value: the verdict is on the screen already, once

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from checker.diagnosis.model import Diagnosis, Strength
+from checker.diagnosis.model import NO_HINT, Diagnosis, Strength
 
 
 def sharper(case_diagnoses: Iterable[Diagnosis]) -> set[str]:
@@ -38,9 +38,16 @@ def explanation(case) -> str:
     diagnosis, else the first shown diagnosis of its outputs."""
     if case.status == "error":
         return case.error["message"]
+    return explaining(case).text
+
+
+def explaining(case) -> Diagnosis:
+    """The diagnosis `explanation` quotes (for an error, the error's own)."""
+    if case.status == "error":
+        return case.error_diagnosis
     cut = sharper(case.diagnoses)
-    return next((d.text for d in case.diagnoses if d.text), "") or next(
-        (o.diagnosis.text for o in case.outputs if not o.ok and o.diagnosis.text and shown(o.diagnosis, cut)), "")
+    return next((d for d in case.diagnoses if d.text), None) or next(
+        (o.diagnosis for o in case.outputs if not o.ok and o.diagnosis.text and shown(o.diagnosis, cut)), NO_HINT)
 
 
 def most_specific(found: list[tuple[int, Diagnosis]]) -> list[Diagnosis]:

@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Mapping
 
+# Of a diagnosis's data, what crosses to the report (a worker sends it as JSON): its words and
+# numbers, and of a list of them its first few (a report names a few offsets, never all of them).
+PORTABLE_ITEMS = 8
+
 # The cause classes, each the kind of change that fixes the bug. Mutants of the reference
 # solutions are made by class (checker/mutate.py), and a hint is precise when it names the class
 # of the mutant that produced it.
@@ -118,6 +122,11 @@ class Diagnosis:
         entry["strength"] = self.strength.name.lower()
         if self.where is not None:
             entry["where"] = self.where.to_json()
+        if self.subject:
+            entry["subject"] = self.subject
+        data = portable(self.data)
+        if data:
+            entry["data"] = data
         return entry
 
 
@@ -153,8 +162,22 @@ def observed(text: str, code: str = "", **more: Any) -> Diagnosis:
     return Diagnosis(text, code=code, **more)
 
 
+def portable(data: Mapping[str, Any]) -> dict:
+    """The part of a diagnosis's data that a report can use: words, numbers and short lists of them
+    (a list's first PORTABLE_ITEMS); arrays and records stay with the worker."""
+    scalar = (str, int, float, bool)
+    kept = {}
+    for key, value in data.items():
+        if isinstance(value, scalar):
+            kept[key] = value
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, scalar) for v in value):
+            kept[key] = list(value[:PORTABLE_ITEMS])
+    return kept
+
+
 def from_json(data: dict) -> Diagnosis:
     where = data.get("where")
     return Diagnosis(data.get("hint", ""), data.get("cause", ""), tuple(data.get("candidates", ())),
                      code=data.get("code", ""), strength=Strength[data.get("strength", "fit").upper()],
-                     where=Span(**where) if where else None)
+                     where=Span(**where) if where else None, subject=data.get("subject", ""),
+                     data=dict(data.get("data", {})))

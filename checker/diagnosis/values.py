@@ -22,6 +22,7 @@ from checker.diagnosis.factors import ratio_hint, row_factor_hint, slice_hint
 from checker.diagnosis.operands import Operands, operand_hint
 from checker.diagnosis.variants import combine, known_bugs
 from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
+from checker.words import counted
 
 ATOMIC_HINT = ("Every program must add its share: use tl.atomic_add on the shared output "
                "(a plain load + add + store races between programs on a GPU).")
@@ -72,7 +73,8 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None
         return asking("never written: no store reached this output (still the checker's NaN fill). Is the store "
                       "there, through this output's pointer; is it reached (a loop that never runs?); and does its "
                       "mask let any lane through?", "address", "loop", "mask", code="values.unwritten")
-    hint = f"{comparison.n_unwritten} of {comparison.n_total} elements were never written"
+    hint = (f"{comparison.n_unwritten} of {counted(comparison.n_total, 'element')} "
+            f"{'was' if comparison.n_unwritten == 1 else 'were'} never written")
     if got.dim() == 2:
         written_cols = (~torch.isnan(got)).any(dim=0).nonzero()
         first_missing = int(written_cols.max()) + 1 if written_cols.numel() else 0
@@ -80,9 +82,9 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None
         if 0 < first_missing < got.shape[1] and bool(cols_missing) and not torch.isnan(got[:, :first_missing]).any():
             # two designs reach every column: more programs along the row, or a loop over it
             return asking(f"{hint}: every column from {first_missing} on. No program stored past the first "
-                          f"{first_missing} columns of a row: does each program move to its own block of columns "
-                          f"(tl.program_id), or loop over the whole row in blocks, and does the mask let the "
-                          f"last block through?", "address", "loop", "mask", code="values.unwritten")
+                          f"{_columns(first_missing)} of a row: does each program move to its own block of "
+                          f"columns (tl.program_id), or loop over the whole row in blocks, and does the mask let "
+                          f"the last block through?", "address", "loop", "mask", code="values.unwritten")
         rows_missing = torch.isnan(got).all(dim=1)
         if rows_missing.any() and not torch.isnan(got[~rows_missing]).any():
             rows = rows_missing.nonzero().reshape(-1).tolist()
@@ -163,6 +165,11 @@ def _equal_shares(shares: torch.Tensor, touched: torch.Tensor, allowed: torch.Te
     return bool((((shares - first).abs() <= allowed) | ~touched).all())
 
 
+def _columns(n: int) -> str:
+    """'column' (the first column), '3 columns' (the first 3 columns)."""
+    return "column" if n == 1 else counted(n, "column")
+
+
 def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Diagnosis:
     """Elements no program added to (still exactly the zero they started at): which ones."""
     sizeable = ref.abs() > 1e-6 * float(ref.abs().max())
@@ -179,11 +186,12 @@ def _empty_hint(got: torch.Tensor, ref: torch.Tensor, unit: str) -> Diagnosis:
     start = int(flat.any(dim=0).nonzero().min())
     if start > 0 and bool((flat | unknown)[:, start:].all()) and not bool(flat[:, :start].any()):
         return asking(f"every element from column {start} on received nothing from any {unit}: only the first "
-                      f"{start} columns were handled. Does each program move to its own block of columns "
-                      f"(tl.program_id), or loop over the row in blocks, and does the mask let the last block "
-                      f"through?", "address", "loop", "mask", code="values.nothing_added")
+                      f"{_columns(start)} {'was' if start == 1 else 'were'} handled. Does each program move to its "
+                      f"own block of columns (tl.program_id), or loop over the row in blocks, and does the mask let "
+                      f"the last block through?", "address", "loop", "mask", code="values.nothing_added")
     if n_empty > n_sizeable // 4:
-        return observed(f"{n_empty} of {n_sizeable} elements received nothing from any {unit}.", code="values.nothing_added")
+        return observed(f"{n_empty} of {counted(n_sizeable, 'element')} received nothing from any {unit}.",
+                        code="values.nothing_added")
     return NO_HINT
 
 

@@ -70,17 +70,50 @@ class DeclaredPuzzle:
         self.reference_on_cpu = float64_on_cpu  # the spec asks for its references' CPU bits (not for shapes)
 
     # -- cases --------------------------------------------------------------------------------
-    def _block_name(self, size: str, params: Mapping[str, Any]) -> str | None:
-        """The parameter that blocks a size (BLOCK_N blocks N, or what `blocks` says)."""
-        name = self.blocks.get(size) or (f"BLOCK_{size}" if f"BLOCK_{size}" in params else None)
+    def _block_name(self, size: str, params: Mapping[str, Any], blocks: Mapping[str, str] | None = None) -> str | None:
+        """The parameter that blocks a size (BLOCK_N blocks N, or what `blocks` says; a part's own
+        `blocks` before the puzzle's)."""
+        name = (blocks or {}).get(size) or self.blocks.get(size) or (
+            f"BLOCK_{size}" if f"BLOCK_{size}" in params else None)
         if name is None and "BLOCK" in params and len(self.size_names) == 1:
             name = "BLOCK"
         return name
 
-    def _block_of(self, size: str, params: Mapping[str, Any]) -> int | None:
-        name = self._block_name(size, params)
+    def _block_of(self, size: str, params: Mapping[str, Any], blocks: Mapping[str, str] | None = None) -> int | None:
+        name = self._block_name(size, params, blocks)
         value = params.get(name) if name else None
         return value if isinstance(value, int) else None
+
+    def _notes(self, sizes: Mapping[str, int], params: Mapping[str, Any],
+               blocks: Mapping[str, str] | None = None) -> list[str]:
+        """What a case's name says of its sizes: not a power of two, wider than the block that
+        blocks it (named by the parameter: a puzzle's parts may block the size differently)."""
+        notes = []
+        for size, n in sizes.items():
+            block = self._block_of(size, params, blocks)
+            if not _pow2(n):
+                notes.append(f"{size} not a power of two")
+            if block and n > block:
+                notes.append(f"{size} wider than {self._block_name(size, params, blocks)} ({block})")
+        return notes
+
+    @staticmethod
+    def _name(decl: CaseDecl, dims: str, notes: list[str]) -> str:
+        if decl.name:
+            return decl.name
+        name = "documented configuration" if decl.documented else (f"{dims}: {', '.join(notes)}" if notes else dims)
+        return name if decl.dtype == "float32" else f"{decl.dtype} {name}"
+
+    @staticmethod
+    def _label(decl: CaseDecl, dims: str, notes: list[str]) -> str:
+        """What the case is without its sizes and dtype: the declared name (less the sizes it
+        starts with), or the notes."""
+        if decl.name:
+            for lead in (f"{dims}: ", f"{dims}, "):
+                if dims and decl.name.startswith(lead):
+                    return decl.name[len(lead):]
+            return "" if decl.name == dims else decl.name
+        return "documented configuration" if decl.documented else ", ".join(notes)
 
     def _build_cases(self, decls: Sequence[CaseDecl] | None = None) -> list[Case]:
         built = []
@@ -93,31 +126,27 @@ class DeclaredPuzzle:
             for name, value in {**self.default_params, **{k: v for k, v in decl.values.items()
                                                           if k not in sizes}}.items():
                 params[name] = call_by_name(value, sizes) if callable(value) else value
-            tags, notes = set(decl.tags), []
+            tags = set(decl.tags)
             for size, n in sizes.items():
                 block = self._block_of(size, params)
-                if not _pow2(n):
-                    notes.append(f"{size} not a power of two")
-                    if block:  # the mask hint is about blocked sizes only
-                        tags.update(("non_pow2", f"non_pow2_{size}"))
+                if not _pow2(n) and block:  # the mask hint is about blocked sizes only
+                    tags.update(("non_pow2", f"non_pow2_{size}"))
                 if n == 1:
                     tags.add("single")
                     if block:  # one row, one key of a blocked size: a slip in the formula cannot show
                         tags.add("trivial")
                 if block and n > block:
                     tags.update(("wide", f"wide_{size}"))  # wide_N: summary patterns per dimension
-                    # named by the parameter: a puzzle's parts may block the size differently
-                    notes.append(f"{size} wider than {self._block_name(size, params)} ({block})")
                 if block and n % block:
                     tags.update(("tail", f"tail_{size}"))  # tail_N: which dimension's last block is partial
             if decl.inputs:
                 tags.add("recipe")
             dims = ", ".join(f"{k}={v}" for k, v in sizes.items())
-            name = decl.name or (f"{dims}: {', '.join(notes)}" if notes else dims)
-            if decl.documented and not decl.name:
-                name = "documented configuration"
-            if decl.dtype != "float32" and not decl.name:
-                name = f"{decl.dtype} {name}"
+            name = self._name(decl, dims, self._notes(sizes, params))
+            # each part's report names the case by the notes true of its own blocks
+            part_notes = {p.name: self._notes(sizes, params, p.blocks) for p in self.parts}
+            titles = {part: self._name(decl, dims, notes) for part, notes in part_notes.items()}
+            labels = {part: self._label(decl, dims, notes) for part, notes in part_notes.items()}
             if decl.inputs:
                 self.overrides[name] = dict(decl.inputs)
             if decl.seed is not None:
@@ -126,7 +155,7 @@ class DeclaredPuzzle:
                 self.hidden_sizes[name] = sizes
             built.append(Case(name=name, dtype=decl.dtype, gpu_only=decl.gpu_only, documented=decl.documented,
                               tags=frozenset(tags), params=params, sizes={} if decl.shape else sizes,
-                              shape=decl.shape))
+                              shape=decl.shape, titles=titles, labels=labels))
         return built
 
     def sizes(self, case: Case) -> Mapping[str, int]:

@@ -63,13 +63,18 @@ class PartDecl:
     grads: Mapping[str, str] = field(default_factory=dict)      # output name -> input it differentiates
     upstream: Mapping[str, str] = field(default_factory=dict)   # forward output -> its upstream gradient input
     repeat: int = 0                   # GPU: launches that must give identical bits (spec.Part.repeat)
+    # size -> the parameter that blocks it in this part's kernels, where not the puzzle's `blocks`
+    # (a part that takes a row in one block of its own width): the cases' notes follow it
+    blocks: Mapping[str, str] = field(default_factory=dict)
 
 
 def part(name: str, title: str, kernels: Sequence[str], *, outputs: Sequence[str | Out],
          launch: Callable[..., Any], grads: Mapping[str, str] | None = None,
-         upstream: Mapping[str, str] | None = None, repeat: int = 0) -> PartDecl:
+         upstream: Mapping[str, str] | None = None, repeat: int = 0,
+         blocks: Mapping[str, str] | None = None) -> PartDecl:
     outs = tuple(o if isinstance(o, Out) else Out(o) for o in outputs)
-    return PartDecl(name, title, tuple(kernels), outs, launch, dict(grads or {}), dict(upstream or {}), repeat)
+    return PartDecl(name, title, tuple(kernels), outs, launch, dict(grads or {}), dict(upstream or {}), repeat,
+                    dict(blocks or {}))
 
 
 @dataclass(frozen=True)

@@ -46,12 +46,25 @@ class Case:
     # or the case shown by its tensors' shapes, "[4, 4, 8] -> [4, 4, 16]" (checker/puzzle/declare.py
     # case(shape=...)): its sizes then stay the builder's own, out of the report and the hints
     shape: str = ""
+    # part -> the name as that part's report shows it, and what the case is without its sizes and
+    # dtype (the report's label): a note about a block is true only of the parts that block the
+    # size with it (checker/puzzle/build.py). A part not listed: the name, as it is.
+    titles: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def dims(self) -> str:
         if self.shape:
             return self.shape
         return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+
+    def title(self, part: str) -> str:
+        """The case's name as this part's report shows it."""
+        return self.titles.get(part, self.name)
+
+    def label(self, part: str) -> str:
+        """What the case is, for this part, without its sizes and dtype ('' where only they say it)."""
+        return self.labels.get(part, self.name)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The report as HTML, for a notebook: built from the Report's data (its cases, outputs, hints and
 faults), never from its text.
 
-The verdict comes first, then one table of cases per part, then the first failure in full (the
+The verdict comes first, then one table of cases per part (a case's sizes in a column of their own,
+its label as true of that part), a note on what was not run, then the first failure in full (the
 error-map figure goes right after it), then the other failures folded. An explanation already shown
 for an earlier case (the same hint, the same paragraph of an out-of-bounds message) is not repeated:
 a line says it is the same as above, and for which case. Everything that comes from the learner or
@@ -13,8 +14,10 @@ import html
 import re
 
 from checker.diagnosis import arbitrate
+from checker.diagnosis.model import Diagnosis
 from checker.report.model import BAD, OK, CaseResult, OutputResult, Report
 from checker.report.sentences import how_far_off, in_a_line
+from checker.words import counted
 
 STYLE = """<style>
 div.tgp-report { font-size: 14px; line-height: 1.45; overflow-wrap: normal; word-break: normal;
@@ -34,6 +37,7 @@ div.tgp-report table.tgp-t th, div.tgp-report table.tgp-t td { text-align: left;
   padding: 0.15em 0.7em 0.15em 0.2em; border: none; border-bottom: 1px solid rgba(127, 127, 127, 0.25);
   white-space: normal; line-height: 1.35; }
 div.tgp-report table.tgp-t td.tgp-nowrap, div.tgp-report table.tgp-t td code { white-space: nowrap; }
+div.tgp-report .tgp-title { margin: 0.2em 0 0.4em; }
 div.tgp-report table.tgp-values td { font-family: var(--jp-code-font-family, monospace); }
 div.tgp-report .tgp-scroll { overflow-x: auto; }
 div.tgp-report details { margin: 0.3em 0; padding-left: 0.2em; }
@@ -69,17 +73,18 @@ def report_html(report: Report) -> tuple[str, str]:
     failures = [c for c in report.cases if c.status != "pass"]
     parts = {(p["part"], p["backend"]) for p in report.parts}
     head = [_verdict_html(report), *_faults_html([f for f in report.faults if (f["part"], f["backend"]) not in parts]),
-            *_parts_html(report)]
+            *_parts_html(report), *_not_run_html(report)]
     if failures:
         first = failures[0]
-        head.append(f"<h4>First failure: {_e(_where(report, first))}</h4>")
+        head.append(f"<h4>First failure: {_inline(_where(report, first))}</h4>")
         head.append(_detail(first, seen))
     tail = []
     if len(failures) > 1:
         tail.append(f"<h4>The other {len(failures) - 1} failure{'s' if len(failures) > 2 else ''} "
                     f"(click one to open it)</h4>")
-        for r in failures[1:]:
-            tail.append(f"<details><summary>{BAD} {_e(_where(report, r))}: {_summary(r, None)}</summary>"
+        for above, r in zip(failures, failures[1:]):
+            said = _summary(r, arbitrate.explanation(above), hint=False)
+            tail.append(f"<details><summary>{BAD} {_inline(_where(report, r))}: {said}</summary>"
                         f"<div>{_detail(r, seen)}</div></details>")
     wrap = lambda parts: f'{STYLE}<div class="tgp-report">{"".join(parts)}</div>'  # noqa: E731
     return wrap(head), (wrap(tail) if tail else "")
@@ -87,17 +92,28 @@ def report_html(report: Report) -> tuple[str, str]:
 
 # ---- the verdict, what stopped a part, the tables ----
 
+def title_html(line: str) -> str:
+    """The check's first line (what it checks, and from where), for a notebook: as HTML, whose words
+    wrap whole (a notebook shows plain text output with word-break: break-all, "as las|t run")."""
+    return f'{STYLE}<div class="tgp-report"><p class="tgp-title">{_inline(line)}</p></div>'
+
+
 def _verdict_html(report: Report) -> str:
     out = [f'<p class="tgp-verdict {"tgp-pass" if report.passed else "tgp-fail"}">{_e(verdict(report))}</p>']
     if report.usage_error:
         out.append(f"<p>{BAD} {_inline(report.usage_error)}</p>")
-    if report.not_run:
-        n = len(report.not_run)
-        names = "; ".join(c["case"] for c in report.not_run[:NOT_RUN_NAMED])
-        more = f"; and {n - NOT_RUN_NAMED} more" if n > NOT_RUN_NAMED else ""
-        out.append(f'<p class="tgp-note">Not run here: {n} case{"s" if n > 1 else ""} that only a GPU runs '
-                   f"({_e(names)}{more}). A CUDA machine checks them too.</p>")
     return "".join(out)
+
+
+def _not_run_html(report: Report) -> list[str]:
+    """A note after the results: the cases only a GPU runs, where none ran."""
+    if not report.not_run:
+        return []
+    n = len(report.not_run)
+    names = "; ".join(c.get("sizes", c["case"]) for c in report.not_run[:NOT_RUN_NAMED])
+    more = f"; and {n - NOT_RUN_NAMED} more" if n > NOT_RUN_NAMED else ""
+    return [f'<p class="tgp-note">Not run here: {n} case{"s" if n > 1 else ""} that only a GPU runs '
+            f"({_e(names)}{more}). A CUDA machine checks them too.</p>"]
 
 
 def _faults_html(faults: list[dict]) -> list[str]:
@@ -116,21 +132,26 @@ def _parts_html(report: Report) -> list[str]:
     out = []
     for part in report.parts:
         results = [c for c in report.cases if c.part == part["part"] and c.backend == part["backend"]]
-        if part["problem"] and results:
-            how = (f"{part['problem']}: stopped after {part['cases']} of {part['cases'] + part['unrun']} cases "
+        faults = [f for f in report.faults if (f["part"], f["backend"]) == (part["part"], part["backend"])]
+        # a problem the lines under the heading say in full (a kernel not defined, a stub) is said there once
+        problem = part["problem"]
+        if problem and any(problem in line for f in faults for line in f["lines"]):
+            problem = "not run"
+        unrun = f"; {counted(part['unrun'], 'case')} not run" if part["unrun"] else ""
+        if problem and results:
+            how = (f"{problem}: stopped after {part['cases']} of {counted(part['cases'] + part['unrun'], 'case')} "
                    f"({part['correct']} correct)")
-        elif part["problem"]:
-            how = part["problem"] + (f"; {part['unrun']} cases not run" if part["unrun"] and
-                                     part["problem"] != "kernel cells do not run" else "")
+        elif problem:
+            how = problem + (unrun if problem not in ("kernel cells do not run", "not run") else "")
         else:
-            how = f"{part['correct']} of {part['cases']} cases correct"
-            how += f"; {part['unrun']} cases not run" if part["unrun"] else ""
-        out.append(f"<h4>{OK if part['passed'] else BAD} {_e(part['title'])} — {_e(part['backend'])}: {_e(how)}</h4>")
+            how = f"{part['correct']} of {counted(part['cases'], 'case')} correct" + unrun
+        out.append(f"<h4>{OK if part['passed'] else BAD} {_e(part['title'])} — {_e(part['backend'])}: "
+                   f"{_inline(how)}</h4>")
         if results and part["passed"] and not report.passed:  # the failing parts matter now: this one folded
             out.append(f"<details><summary>its {len(results)} cases, all correct</summary>{_table(results)}</details>")
         elif results:
             out.append(_table(results))
-        out += _faults_html([f for f in report.faults if (f["part"], f["backend"]) == (part["part"], part["backend"])])
+        out += _faults_html(faults)
         out += [f"<p>hint: {_inline(d.text)}</p>" for name, backend, d in report.summaries
                 if name == part["part"] and backend == part["backend"]]
     return out
@@ -141,21 +162,21 @@ def _table(results: list[CaseResult]) -> str:
     rows, above = [], ""
     for r in results:
         ok = r.status == "pass"
-        sizes = "" if r.case.startswith(r.dims) else r.dims
-        if r.dtype != "float32" and r.dtype not in r.case:
-            sizes = f"{sizes} {r.dtype}".strip()
+        # one place for the sizes: their own column; the case column says what else the case is
+        sizes = r.dims if r.dtype == "float32" else f"{r.dims} {r.dtype}".strip()
         what = f"<td>{'' if ok else _summary(r, above)}</td>" if failed else ""
-        rows.append(f'<tr><td>{OK if ok else BAD}</td><td>{_e(r.case)}</td>'
-                    f'<td class="tgp-nowrap">{_e(sizes)}</td>{what}</tr>')
+        rows.append(f'<tr><td>{OK if ok else BAD}</td><td class="tgp-nowrap">{_e(sizes)}</td>'
+                    f'<td>{_e(r.description)}</td>{what}</tr>')
         above = arbitrate.explanation(r) if not ok else above
     what = "<th>what failed</th>" if failed else ""
-    return ('<div class="tgp-scroll"><table class="tgp-t tgp-cases"><thead><tr><th></th><th>case</th><th>sizes</th>'
+    return ('<div class="tgp-scroll"><table class="tgp-t tgp-cases"><thead><tr><th></th><th>sizes</th><th>case</th>'
             f'{what}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def _summary(r: CaseResult, above: str | None = "") -> str:
+def _summary(r: CaseResult, above: str = "", hint: bool = True) -> str:
     """One line: which outputs, how many elements, the hint's first words (or the error's).
-    above: the explanation quoted by the failing line above ("the same" where equal); None: none quoted."""
+    above: the explanation of the failing line above ("the same" where equal); hint: False where the
+    line quotes none (a folded failure, whose details say it)."""
     if r.status == "error":
         if above == r.error["message"]:
             return "the same error as above"
@@ -164,10 +185,20 @@ def _summary(r: CaseResult, above: str | None = "") -> str:
     if r.mutated:
         outputs.append(f"changed its inputs ({', '.join(r.mutated)})")
     text = _e("; ".join(outputs))
-    hint = arbitrate.explanation(r) if above is not None else ""
-    if hint and hint == above:
+    said = arbitrate.explanation(r) if hint else ""
+    if said and said == above:
         return text + " — the same hint as above"
-    return text + (f" — hint: {_inline(_first_words(hint.split(chr(10))[0], 60))}" if hint else "")
+    return text + (f" — hint: {_inline(_first_words(_gist(arbitrate.explaining(r)), 60))}" if said else "")
+
+
+def _gist(d: Diagnosis) -> str:
+    """A diagnosis in a line: its first line, or where that line only says where (a heading over the
+    diagnosis's own line of code), the first line of the paragraph after it: what is wrong there."""
+    blocks = _blocks(d.text)
+    first, _, code = blocks[0].partition("\n")
+    if len(blocks) > 1 and d.where is not None and d.where.code and d.where.code in code:
+        return blocks[1].split("\n")[0]
+    return first
 
 
 # ---- one failing case in full ----
@@ -227,8 +258,8 @@ def _error_html(error: dict, label: str, seen: dict[str, str]) -> str:
         else:
             seen[block] = label
             out.append(_message_html(block))
-    if error.get("where"):
-        out.append(f"<p>at {_e(error['where'])}</p>")
+    if error.get("where") and error["where"] not in error["message"]:  # a fault's message names its place
+        out.append(f"<p>at {_inline(error['where'])}</p>")
         if error.get("code"):
             out.append(_code(error["code"]))
     if error.get("traceback") and error.get("kind") not in TRACEBACK_SHOWN:
@@ -297,7 +328,7 @@ def _number(value) -> str:
 
 def _label(r: CaseResult) -> str:
     """How a later line names this case: its name, and its sizes where the name lacks them."""
-    return r.case if r.case.startswith(r.dims) else f"{r.case}, {r.dims}"
+    return r.heading
 
 
 def _where(report: Report, r: CaseResult) -> str:

@@ -27,17 +27,27 @@ def report_entry(puzzle: Puzzle, origin: str, report: Report | None, status: str
 
 
 def hint_entry(d: Diagnosis) -> dict:
-    return {"hint": d.text, "cause": d.cause, "candidates": list(d.candidates), "code": d.code,
-            "strength": d.strength.name.lower() if d else ""}
+    entry = {"hint": d.text, "cause": d.cause, "candidates": list(d.candidates), "code": d.code,
+             "strength": d.strength.name.lower() if d else ""}
+    if d.where is not None:
+        entry["where"] = d.where.to_json()
+    return entry
 
 
 def _case_entry(c: CaseResult) -> dict:
     error = c.error or {}
+    stopped = c.error_diagnosis
+    detail = {k: error.get(k, d) for k, d in
+              (("kind", ""), ("where", ""), ("code", ""), ("cause", ""), ("candidates", []))}
+    if c.error:
+        # the error's own diagnosis: its stable code, and its place as the learner finds it
+        detail["diagnosis_code"] = stopped.code
+        detail["place"] = stopped.where.to_json() if stopped.where is not None else None
+    # the hints the terminal shows for the case: a stopped case's is its error's diagnosis
+    hints = [hint_entry(d) for d in c.diagnoses] + ([hint_entry(stopped)] if c.error and stopped else [])
     return {"part": c.part, "backend": c.backend, "case": c.case, "dims": c.dims, "dtype": c.dtype,
-            "verdict": c.status, "error": error.get("message", ""),
-            "error_detail": {k: error.get(k, d) for k, d in
-                             (("kind", ""), ("where", ""), ("code", ""), ("cause", ""), ("candidates", []))},
-            "outputs": [_output_entry(o) for o in c.outputs], "hints": [hint_entry(d) for d in c.diagnoses],
+            "verdict": c.status, "error": error.get("message", ""), "error_detail": detail,
+            "outputs": [_output_entry(o) for o in c.outputs], "hints": hints,
             "mutated_inputs": list(c.mutated)}
 
 

@@ -60,6 +60,8 @@ class CaseResult:
     diagnoses: list[Diagnosis] = field(default_factory=list)
     error: dict | None = None           # the error's message, kind, where, code, cause, candidates
     mutated: list[str] = field(default_factory=list)
+    title: str = ""                     # the case's name as its part's report shows it (default: the name)
+    label: str | None = None            # what the case is without its sizes and dtype (None: not known)
 
     @classmethod
     def from_event(cls, r: dict) -> "CaseResult":
@@ -67,7 +69,21 @@ class CaseResult:
                    status=r["status"], backend=r.get("backend", ""), documented=bool(r.get("documented")),
                    outputs=[OutputResult.from_dict(c) for c in r.get("comparisons", [])],
                    diagnoses=[from_json(h) for h in r.get("hints", [])], error=r.get("error"),
-                   mutated=list(r.get("mutated", [])))
+                   mutated=list(r.get("mutated", [])), title=r.get("title") or r["case"], label=r.get("label"))
+
+    @property
+    def heading(self) -> str:
+        """How a line names this case: its name, and its sizes where the name lacks them."""
+        title = self.title or self.case
+        return title if title.startswith(self.dims) else f"{title}, {self.dims}"
+
+    @property
+    def description(self) -> str:
+        """What the case is without its sizes (a table gives them a column of their own)."""
+        if self.label is not None:
+            return self.label
+        title = self.title or self.case
+        return title[len(self.dims):].lstrip(":, ") if title.startswith(self.dims) else title
 
     @property
     def error_diagnosis(self) -> Diagnosis:
@@ -106,7 +122,7 @@ class Report:
     parts: list = field(default_factory=list)   # {"part", "title", "backend", "passed", "correct", "cases", "unrun", "problem"}
     usage_error: str = ""                       # the check could not be asked (no CUDA for --backend gpu, ...)
     hints: list = field(default_factory=list)   # hints across cases: {"part", "backend", "hint", "cause", "candidates", ...}
-    not_run: list = field(default_factory=list)  # cases no backend here could run: {"case", "why"}
+    not_run: list = field(default_factory=list)  # cases no backend here could run: {"case", "why", "sizes"}
     faults: list = field(default_factory=list)   # what stopped a part, as said: {"kind", "part", "backend", "case", "lines"}
 
     @property

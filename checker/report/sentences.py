@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from checker.report.model import OutputResult
+from checker.words import counted
 
 NEVER_WRITTEN = "never written (still the NaN the checker filled it with)"
 
@@ -20,7 +21,8 @@ def how_far_off(o: OutputResult) -> str:
     if o.never_written:
         return NEVER_WRITTEN
     unwritten = f", {o.n_unwritten} of them never written" if o.n_unwritten else ""
-    return f"{o.n_bad} of {o.n_total} elements off{unwritten} (max difference {fmt(o.max_diff)}, {tolerance(o)})"
+    return (f"{o.n_bad} of {counted(o.n_total, 'element')} off{unwritten} (max difference {fmt(o.max_diff)}, "
+            f"{tolerance(o)})")
 
 
 def in_a_line(o: OutputResult) -> str:

@@ -9,6 +9,7 @@ from checker.diagnosis.across_cases import summary_hints
 from checker.diagnosis.model import Diagnosis
 from checker.puzzle.model import Puzzle
 from checker.report.model import BAD, OK, CaseResult, OutputResult, PartTally, Report
+from checker.report.repeats import Repeats, same_line
 from checker.report.sentences import fmt as _fmt
 from checker.report.sentences import how_far_off
 
@@ -37,10 +38,16 @@ def _comparison_lines(o: OutputResult, depth: int = 2, hint_shown: bool = False,
     return lines
 
 
-def _case_hint_lines(diagnoses: list[Diagnosis], depth: int = 2) -> list[str]:
+def _case_hint_lines(diagnoses: list[Diagnosis], depth: int = 2, earlier: Callable[[Diagnosis], str] = lambda d: ""
+                     ) -> list[str]:
+    """earlier: the case a diagnosis was said for in full ('' if none): then one line says so."""
     pad = INDENT * depth
     lines = []
     for d in diagnoses:
+        first_said = earlier(d)
+        if first_said:
+            lines.append(f"{pad}hint: {same_line(d, first_said)}")
+            continue
         first, *rest = d.text.split("\n")
         lines.append(f"{pad}hint: {first}")
         lines += [f"{pad}{INDENT}{line}" for line in rest]
@@ -50,7 +57,7 @@ def _case_hint_lines(diagnoses: list[Diagnosis], depth: int = 2) -> list[str]:
 def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
     pad = INDENT * depth
     lines = [f"{pad}{line}" for line in error["message"].rstrip().split("\n")]
-    if error.get("where"):
+    if error.get("where") and error["where"] not in error["message"]:  # a fault's message names its place
         code = f": {error['code']}" if error.get("code") else ""
         lines.append(f"{pad}at {error['where']}{code}")
     if verbose and error.get("traceback"):
@@ -75,6 +82,7 @@ class ReportWriter:
         self.current_part = ""
         self.last_error: tuple = ()          # repeated identical errors are shown once
         self.shown_hints: set = set()        # (part, hint) already printed: later cases say "as above"
+        self.repeats = Repeats()             # diagnoses said in full: a later case's same one gets a line
         self.expected_cases: dict[str, int] = {}   # backend kind -> cases per part
         self.usage_error = ""
         self.saw_cuda = False
@@ -194,8 +202,10 @@ class ReportWriter:
             self.documented(event)
             return
         ok = event["status"] == "pass"
-        dims = "" if event["case"].startswith(event["dims"]) else event["dims"]  # the name says it already
-        self.say(f"{INDENT}{OK if ok else BAD} {event['case']:<52} {dims}".rstrip())
+        case = CaseResult.from_event(event)  # named as its part has it: notes true of the part's blocks
+        title = case.title or case.case
+        dims = "" if title.startswith(case.dims) else case.dims  # the name says it already
+        self.say(f"{INDENT}{OK if ok else BAD} {title:<52} {dims}".rstrip())
         if event["status"] == "error":
             error = event["error"]
             key = (error["kind"], error["message"], error.get("where"))
@@ -203,10 +213,13 @@ class ReportWriter:
                 self.say(f"{INDENT * 2}(the same error)")
                 return
             self.last_error = key
+            first_said = self._earlier(case.error_diagnosis, case)
+            if first_said:
+                self.say(f"{INDENT * 2}{same_line(case.error_diagnosis, first_said)}")
+                return
             for line in _error_lines(error, self.verbose):
                 self.say(line)
         elif not ok:
-            case = CaseResult.from_event(event)
             sharper = arbitrate.sharper(case.diagnoses)
             for o in case.outputs:
                 if not o.ok:
@@ -216,22 +229,27 @@ class ReportWriter:
                         self.say(line)
                     if show:
                         self.shown_hints.add(key)
-            for line in _case_hint_lines(case.diagnoses):
+            for line in _case_hint_lines(case.diagnoses, earlier=lambda d: self._earlier(d, case)):
                 self.say(line)
+
+    def _earlier(self, d: Diagnosis, case: CaseResult) -> str:
+        """The case of this part and backend whose same diagnosis was said in full ('' if none yet)."""
+        return self.repeats.earlier(d, case.heading, case.part, self.backend)
 
     def documented(self, event: dict) -> None:
         what = "sizes" if event.get("sized") else "dimensions"
         self.say(f"Testing with {what}: {event['dims']}" + ("" if event["dtype"] == "float32" else f" ({event['dtype']})"))
         self.say(f"{INDENT}Computing PyTorch autograd reference...")
+        case = CaseResult.from_event(event)
         if event["status"] == "error":
             error = event["error"]
             self.last_error = (error["kind"], error["message"], error.get("where"))
+            self._earlier(case.error_diagnosis, case)  # said in full here: the later cases refer to it
             for line in _error_lines(error, self.verbose, depth=1):
                 self.say(line)
             self.say(f"{INDENT}This case:    {BAD} INCORRECT")
             self.say("The other cases:")
             return
-        case = CaseResult.from_event(event)
         forward = [o for o in case.outputs if o.forward]
         grads = [o for o in case.outputs if not o.forward]
         sharper = arbitrate.sharper(case.diagnoses)
@@ -250,7 +268,7 @@ class ReportWriter:
             if not o.ok:
                 for line in _comparison_lines(o, hint=arbitrate.shown(o.diagnosis, sharper)):
                     self.say(line)
-        for line in _case_hint_lines(case.diagnoses, depth=1):
+        for line in _case_hint_lines(case.diagnoses, depth=1, earlier=lambda d: self._earlier(d, case)):
             self.say(line)
         verdict = lambda group: f"{OK} CORRECT" if all(o.ok for o in group) else f"{BAD} INCORRECT"  # noqa: E731
         part = self.puzzle.part(event["part"])
@@ -298,7 +316,7 @@ class ReportWriter:
             everything_ok = False
         not_run = self._not_run()
         if not_run:
-            names = "; ".join(c["case"] for c in not_run[:4]) + ("; …" if len(not_run) > 4 else "")
+            names = "; ".join(c["sizes"] for c in not_run[:4]) + ("; …" if len(not_run) > 4 else "")
             self.say(f"Not run here: {len(not_run)} case{'s' if len(not_run) > 1 else ''} that only a GPU runs "
                      f"({names}). A CUDA machine checks them too.")
         verdict = OK + " ALL CORRECT" if everything_ok else BAD + " NOT ALL CORRECT"
@@ -319,5 +337,7 @@ class ReportWriter:
         interpreter report does not pass for more than it checked."""
         if self.usage_error or self.only_documented or "gpu" in self.backends_run or not self.backends_run:
             return []
-        return [{"case": c.name, "why": "bfloat16 on a GPU" if c.dtype == "bfloat16" else "GPU only (size)"}
+        # named by their sizes: a name's notes on blocks hold for some parts only
+        return [{"case": c.name, "why": "bfloat16 on a GPU" if c.dtype == "bfloat16" else "GPU only (size)",
+                 "sizes": c.dims if c.dtype == "float32" else f"{c.dims} {c.dtype}"}
                 for c in self.puzzle.cases() if c.gpu_only]

@@ -118,12 +118,11 @@ def run(request: dict, channel) -> None:
 
 
 def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
-    from checker.diagnosis.faults import describe
-    from checker.case import run_case
+    from checker.case import error_event, run_case
     try:
         kernels = _load_kernels(source, f"learner_{puzzle.key}")
     except BaseException as exc:  # the learner's top-level code: anything can happen
-        channel.send("load_error", error=describe(exc, source).to_json())
+        channel.send("load_error", error=error_event(exc, source))
         return
 
     if backend == "interpreter":

@@ -81,7 +81,9 @@ PUZZLE = puzzle(
     chapter="Reductions",
     inputs={"x": randn("M N")},
     reference=softmax,
-    parts=[part("forward", "one block per row", ["softmax_fwd_kernel"], outputs=["y"], launch=launch_forward),
+    # the one-block part takes a row in a block of its own width (BLOCK_N >= N): no row is wider
+    parts=[part("forward", "one block per row", ["softmax_fwd_kernel"], outputs=["y"], launch=launch_forward,
+                blocks={"N": "BLOCK_N"}),
            part("online", "rows wider than the block: one pass, running max", ["softmax_online_kernel"],
                 outputs=["y"], launch=launch_online)],
     params={"BLOCK_N": next_pow2("N"), "CHUNK": 16},
