@@ -46,13 +46,14 @@ def _report(key: str, part: str, old: str, new: str):
 
 def _shown(report):
     """(diagnosis, where it belongs) for every diagnosis the arbitration lets a learner see."""
-    found = []
+    found, stories = [], arbitrate.Stories()
     for case in report.cases:
+        left = stories.read(case)
         if case.status == "error":
             continue
         cut = arbitrate.sharper(case.diagnoses)
         found += [(o.diagnosis, "output") for o in case.outputs
-                  if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, cut)]
+                  if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, cut) and o.label not in left]
         found += [(d, "case") for d in case.diagnoses if d]
     return found + [(d, "summary") for _, _, d in report.summaries]
 

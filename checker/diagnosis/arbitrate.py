@@ -105,7 +105,8 @@ class Story:
     the report shows them (each failing case's error and own diagnoses, then its outputs'), it says
     which to keep: a later one naming another cause on evidence no stronger than the first's would
     tell a second, contradicting story (a race proven by the run, then a known-bug variant that fits
-    the numbers in the next case). Questions stay: they name no cause."""
+    the numbers in the next case); so would a question that asks only about other causes. A
+    question only sets no story: it names no cause."""
 
     def __init__(self) -> None:
         self.cause = ""
@@ -115,7 +116,12 @@ class Story:
 
     def admits(self, diagnosis: Diagnosis, case: str = "") -> bool:
         if not diagnosis.cause:
-            return True
+            # a question agrees where it asks about the story's cause too; one that asks only about
+            # others pulls the other way, and is left out unless its evidence is stronger
+            if not self.cause or self.cause in diagnosis.candidates or diagnosis.strength > self.strength:
+                return True
+            self.left_out.append((case, diagnosis))
+            return False
         if not self.cause:
             self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
             return True
@@ -128,11 +134,32 @@ class Story:
         self.left_out.append((case, diagnosis))
         return False
 
+    def proven(self, diagnosis: Diagnosis, case: str = "") -> None:
+        """A diagnosis the run proved (an error, an address the sanitizer saw): always shown; it
+        becomes the story where none is told yet or where its evidence is stronger."""
+        if diagnosis.cause and diagnosis.cause != self.cause and (not self.cause or diagnosis.strength > self.strength):
+            self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
+
+    def read(self, case) -> dict[str, str]:
+        """Feed one case (a CaseResult) in the report's order: its error and its own diagnoses (shown
+        whatever the story), then its failing outputs' shown diagnoses. The outputs whose diagnosis
+        is left out: label -> the note that stands in its place."""
+        if case.status == "pass":
+            return {}
+        for d in ([case.error_diagnosis] if case.error_diagnosis else []) + list(case.diagnoses):
+            self.proven(d, case.heading)
+        cut, left = sharper(case.diagnoses), {}
+        for o in case.outputs:
+            if not o.ok and o.diagnosis and shown(o.diagnosis, cut) and not self.admits(o.diagnosis, case.heading):
+                left[o.label] = self.note(o.diagnosis)
+        return left
+
     def note(self, diagnosis: Diagnosis) -> str:
         """The line that stands where a left-out diagnosis would have been."""
         where = f" in {self.case}" if self.case else ""
-        return (f"(a hint here pointed at {diagnosis.cause}, on weaker evidence than the {self.cause} named{where}: "
-                f"left out; fix that first)")
+        pointed = diagnosis.cause or " or ".join(diagnosis.candidates[:3])
+        return (f"(a hint here pointed at {pointed}, on weaker evidence than the {self.cause} named{where}: "
+                f"left out; fix that first, then check again)")
 
 
 def error_diagnosis(result: dict) -> Diagnosis | None:
@@ -142,3 +169,14 @@ def error_diagnosis(result: dict) -> Diagnosis | None:
         return None
     return Diagnosis(error.get("message", ""), error.get("cause", ""), tuple(error.get("candidates", ())),
                      code=error.get("code", ""), strength=Strength.PROOF)
+
+
+class Stories:
+    """A Story for each part on each backend: two parts check different kernels, and may have
+    different bugs."""
+
+    def __init__(self) -> None:
+        self.by_scope: dict[tuple[str, str], Story] = {}
+
+    def read(self, case) -> dict[str, str]:
+        return self.by_scope.setdefault((case.part, case.backend), Story()).read(case)

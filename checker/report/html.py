@@ -70,14 +70,17 @@ def report_html(report: Report) -> tuple[str, str]:
     """(head, tail): the verdict, the tables and the first failure in full; then the other failures,
     folded. The error-map figure of the first failure belongs between the two ('' when none failed)."""
     seen: dict[str, str] = {}   # an explanation already shown -> the case it was shown for
-    failures = [c for c in report.cases if c.status != "pass"]
+    cases = report.cases  # built afresh at each call: read once
+    failures = [c for c in cases if c.status != "pass"]
+    stories = arbitrate.Stories()  # one story a part, read in the report's order (as the terminal's)
+    left = {id(c): stories.read(c) for c in cases}
     parts = {(p["part"], p["backend"]) for p in report.parts}
     head = [_verdict_html(report), *_faults_html([f for f in report.faults if (f["part"], f["backend"]) not in parts]),
             *_parts_html(report), *_not_run_html(report)]
     if failures:
         first = failures[0]
         head.append(f"<h4>First failure: {_inline(_where(report, first))}</h4>")
-        head.append(_detail(first, seen))
+        head.append(_detail(first, seen, left[id(first)]))
     tail = []
     if len(failures) > 1:
         tail.append(f"<h4>The other {len(failures) - 1} failure{'s' if len(failures) > 2 else ''} "
@@ -85,7 +88,7 @@ def report_html(report: Report) -> tuple[str, str]:
         for above, r in zip(failures, failures[1:]):
             said = _summary(r, arbitrate.explanation(above), hint=False)
             tail.append(f"<details><summary>{BAD} {_inline(_where(report, r))}: {said}</summary>"
-                        f"<div>{_detail(r, seen)}</div></details>")
+                        f"<div>{_detail(r, seen, left[id(r)])}</div></details>")
     wrap = lambda parts: f'{STYLE}<div class="tgp-report">{"".join(parts)}</div>'  # noqa: E731
     return wrap(head), (wrap(tail) if tail else "")
 
@@ -203,14 +206,17 @@ def _gist(d: Diagnosis) -> str:
 
 # ---- one failing case in full ----
 
-def _detail(r: CaseResult, seen: dict[str, str]) -> str:
-    label = _label(r)
+def _detail(r: CaseResult, seen: dict[str, str], left: dict[str, str] | None = None) -> str:
+    """left: the outputs whose hint the report's story leaves out, and the note in its place."""
+    label, left = _label(r), left or {}
     if r.status == "error":
         return _error_html(r.error, label, seen)
     out = []
     sharper = arbitrate.sharper(r.diagnoses)
     for o in r.outputs:
-        out.append(_output_html(o, label, seen, arbitrate.shown(o.diagnosis, sharper)))
+        out.append(_output_html(o, label, seen, arbitrate.shown(o.diagnosis, sharper) and o.label not in left))
+        if o.label in left:
+            out.append(f"<p class=\"tgp-note\">{_inline(left[o.label])}</p>")
     for d in r.diagnoses:
         out.append(_hint_html(d.text, label, seen))
     if r.mutated:

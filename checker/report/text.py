@@ -83,6 +83,7 @@ class ReportWriter:
         self.last_error: tuple = ()          # repeated identical errors are shown once
         self.shown_hints: set = set()        # (part, hint) already printed: later cases say "as above"
         self.repeats = Repeats()             # diagnoses said in full: a later case's same one gets a line
+        self.stories = arbitrate.Stories()   # one story a part: a later, weaker, contradicting hint is left out
         self.expected_cases: dict[str, int] = {}   # backend kind -> cases per part
         self.usage_error = ""
         self.saw_cuda = False
@@ -207,6 +208,7 @@ class ReportWriter:
         dims = "" if title.startswith(case.dims) else case.dims  # the name says it already
         self.say(f"{INDENT}{OK if ok else BAD} {title:<52} {dims}".rstrip())
         if event["status"] == "error":
+            self.stories.read(case)  # a proven error is shown, and may set the part's story
             error = event["error"]
             key = (error["kind"], error["message"], error.get("where"))
             if key == self.last_error:
@@ -221,16 +223,25 @@ class ReportWriter:
                 self.say(line)
         elif not ok:
             sharper = arbitrate.sharper(case.diagnoses)
+            left = self.stories.read(case)
             for o in case.outputs:
                 if not o.ok:
                     key = (case.part, o.diagnosis.text)
-                    show = arbitrate.shown(o.diagnosis, sharper)
+                    show = arbitrate.shown(o.diagnosis, sharper) and o.label not in left
                     for line in _comparison_lines(o, hint_shown=key in self.shown_hints, hint=show):
                         self.say(line)
                     if show:
                         self.shown_hints.add(key)
+                    elif o.label in left:
+                        self.say(f"{INDENT * 3}{left[o.label]}")
             for line in _case_hint_lines(case.diagnoses, earlier=lambda d: self._earlier(d, case)):
                 self.say(line)
+
+    @staticmethod
+    def _output_lines(o: OutputResult, sharper: set[str], left: dict[str, str]) -> list[str]:
+        """The documented case's lines for a failing output; its hint, or the note that the story left it out."""
+        lines = _comparison_lines(o, hint=arbitrate.shown(o.diagnosis, sharper) and o.label not in left)
+        return lines + ([f"{INDENT * 2}{left[o.label]}"] if o.label in left else [])
 
     def _earlier(self, d: Diagnosis, case: CaseResult) -> str:
         """The case of this part and backend whose same diagnosis was said in full ('' if none yet)."""
@@ -253,6 +264,7 @@ class ReportWriter:
         forward = [o for o in case.outputs if o.forward]
         grads = [o for o in case.outputs if not o.forward]
         sharper = arbitrate.sharper(case.diagnoses)
+        left = self.stories.read(case)
         for o in forward:
             name = o.title or o.label
             if o.compared:
@@ -260,13 +272,13 @@ class ReportWriter:
             else:
                 self.say(f"{INDENT}{name}: {OK if o.ok else BAD}")
             if not o.ok:
-                for line in _comparison_lines(o, hint=arbitrate.shown(o.diagnosis, sharper)):
+                for line in self._output_lines(o, sharper, left):
                     self.say(line)
         for o in grads:
             diff = _fmt(o.max_diff) if o.compared else "-"
             self.say(f"{INDENT}{o.label}: {diff} {OK if o.ok else BAD}")
             if not o.ok:
-                for line in _comparison_lines(o, hint=arbitrate.shown(o.diagnosis, sharper)):
+                for line in self._output_lines(o, sharper, left):
                     self.say(line)
         for line in _case_hint_lines(case.diagnoses, depth=1, earlier=lambda d: self._earlier(d, case)):
             self.say(line)

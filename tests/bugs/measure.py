@@ -136,15 +136,19 @@ def hints_of(report, text: str) -> tuple[list[dict], bool]:
         if result.get("mutated"):  # a fact the checker measured, not a guess: an input changed
             add("mutated", f"the kernel changed its inputs: {', '.join(result['mutated'])} (inputs are read-only; "
                 "write only to outputs)", {"cause": "inplace", "candidates": []}, result["case"], measured=True)
+    stories = arbitrate.Stories()  # the report's story: a later, weaker, contradicting hint is left out
     for result in report.results:
-        if result["status"] != "fail":
+        if result["status"] == "pass":
             continue
         case = CaseResult.from_event(result)
+        left = stories.read(case)
+        if result["status"] != "fail":
+            continue
         sharper = arbitrate.sharper(case.diagnoses)
         for d in case.diagnoses:  # the case's own: the addresses the run saw
             add("case", d.text, d.to_json(), result["case"])
         for o in case.outputs:  # each failing output's, where the report shows it
-            if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, sharper):
+            if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, sharper) and o.label not in left:
                 add(f"output:{o.label}", o.diagnosis.text, o.diagnosis.to_json(), result["case"])
     for item in getattr(report, "hints", None) or []:  # across cases
         add("hint", item.get("hint", ""), item)
