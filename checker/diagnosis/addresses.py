@@ -395,6 +395,10 @@ def _axis_unmasked_finding(layout: Layout, offsets: np.ndarray, active: np.ndarr
         return None
     start = {big: origin // strides[big], small: (origin % strides[big]) // strides[small]}
     active = np.broadcast_to(active, offsets.shape)
+    if active.all():
+        # a mask that switches nothing off says nothing of which axis it meant to cut: a mask
+        # missing, or strides swapped (checker/diagnosis/addresses.py's _swapped_steps_finding asks)
+        return None
     index = [start[dims[a]] + np.arange(offsets.shape[a]) for a in (0, 1)]
     outside = [index[a] >= layout.shape[dims[a]] for a in (0, 1)]
     names = {k: v for k, v in scalars.items() if not k.lower().startswith("stride")}

@@ -114,7 +114,14 @@ class Story:
         self.case = ""
         self.left_out: list[tuple[str, Diagnosis]] = []   # (case, diagnosis) not shown
 
+    # causes that tell no story of their own: code the compiler rejects (its message is about
+    # the code, and a case whose kernel compiles may show what the code means), a stub, an input
+    # written to (a fact beside any other bug)
+    ASIDE = frozenset({"compile", "stub", "inplace"})
+
     def admits(self, diagnosis: Diagnosis, case: str = "") -> bool:
+        if diagnosis.cause in self.ASIDE:
+            return True
         if not diagnosis.cause:
             # a question agrees where it asks about the story's cause too; one that asks only about
             # others pulls the other way, and is left out unless its evidence is stronger
@@ -137,6 +144,8 @@ class Story:
     def proven(self, diagnosis: Diagnosis, case: str = "") -> None:
         """A diagnosis the run proved (an error, an address the sanitizer saw): always shown; it
         becomes the story where none is told yet or where its evidence is stronger."""
+        if diagnosis.cause in self.ASIDE:
+            return
         if diagnosis.cause and diagnosis.cause != self.cause and (not self.cause or diagnosis.strength > self.strength):
             self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
 

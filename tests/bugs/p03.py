@@ -21,7 +21,7 @@ PINNED = [
     Bug("mask_without_parentheses", "forward",
         (("mask = (rows[:, None] < M) & (cols[None, :] < N)", "mask = rows[:, None] < M & cols[None, :] < N", 1),),
         cause="mask",
-        reasons=(("(rows[:, None] < n_rows) & (cols[None, :] < n_cols)",),),
+        reasons=(("(rows[:, None] < M) & (cols[None, :] < N)",),),
         not_causes=("atomic",),
         notes="& binds tighter than <: Python reads a chained comparison rows < (M & cols) < N. The "
               "interpreter evaluates it to a wrong mask (a compile error on a GPU); the report shows the "

@@ -19,7 +19,7 @@ PINNED = [
         (("bins = tl.load(x_ptr + offsets, mask=mask)", "bins = tl.load(x_ptr + offsets)", 1),
          ("tl.atomic_add(hist_ptr + bins, 1, mask=mask)", "tl.atomic_add(hist_ptr + bins, 1)", 1)),
         cause="mask",
-        reasons=(("Out-of-bounds load from `x_ptr`",), ("mask = offsets < n_elements",)),
+        reasons=(("Out-of-bounds load from `x_ptr`",), ("mask = offsets < N",)),
         not_causes=("atomic",)),
     Bug("atomic_without_mask", "forward",
         (("tl.atomic_add(hist_ptr + bins, 1, mask=mask)", "tl.atomic_add(hist_ptr + bins, 1)", 1),),
