@@ -386,3 +386,10 @@ def test_a_block_one_column_late_whose_mask_counts_right_asks_about_the_offset_f
     finding = addresses.out_of_bounds(layout, lanes, cols <= 40, site_of({(0, 0, 0): lanes}), (0, 0, 0), (1, 1, 1),
                                       sizes, in_loop=True)
     assert finding.cause == "mask" and "`<=`" in finding.text
+
+
+def test_a_count_of_one_element_is_singular():
+    """'moves it by 1 element', never 'by 1 elements' (issue 35, item 12)."""
+    assert addresses._elements(1) == "1 element"
+    assert addresses._elements(16, {"N": 16}) == "16 (= N) elements"
+    assert addresses._elements(1, {"N": 1}) == "1 (= N) element"

@@ -41,13 +41,18 @@ def _found(code: str, text: str, cls: str = "", asked: tuple[str, ...] = ()) -> 
     return Diagnosis(text, cls, tuple(asked), code=code, strength=Strength.PROOF if cls else Strength.FIT)
 
 
+def _elements(n: int, scalars: Optional[dict[str, int]] = None) -> str:
+    """'1 element', '16 (= N) elements': a count of elements, and the size that equals it where one does."""
+    return f"{n}{name_of(n, scalars) if scalars else ''} element{'' if n == 1 else 's'}"
+
+
 def _label(layout: Layout) -> str:
     return f"`{layout.name}`"
 
 
 def _layout_text(layout: Layout) -> str:
     if len(layout.shape) <= 1:
-        return f"{_label(layout)} has {layout.span} elements, 1 apart"
+        return f"{_label(layout)} has {_elements(layout.span)}, 1 apart"
     return f"{_label(layout)} has shape {tuple(layout.shape)}, strides {tuple(layout.strides)}"
 
 
@@ -83,7 +88,7 @@ def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple
                 any(layout.strides[d] == abs(step) // layout.itemsize for d in big):
             meant = abs(step) // layout.itemsize
             return _found("addr.bytes",
-                f"The addresses themselves are wrong: {which} are {step} elements apart, {layout.itemsize} "
+                f"The addresses themselves are wrong: {which} are {_elements(step)} apart, {layout.itemsize} "
                 f"times {_label(layout)}'s stride of {meant}: the offsets count bytes. In Triton, ptr + i moves by i "
                 f"elements whatever their size, so drop the factor {layout.itemsize} (no element_size()).",
                 "address")
@@ -91,12 +96,12 @@ def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple
             expected = layout.strides[big[0]]
             want = "1 apart" if expected == 1 else f"{expected} apart"
             return _found("addr.step",
-                f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements "
+                f"The addresses themselves are wrong: {which} are {_elements(step, scalars)} "
                 f"apart, but {_label(layout)}'s elements are {want} ({_layout_text(layout)}).", "address")
         rows_apart = layout.row_stride()
         expected = rows_apart if axis == 0 and len(block) > 1 and rows_apart is not None else None
         hint = f" Row i of {_label(layout)} starts at i * {expected}{name_of(expected, scalars)}." if expected else ""
-        text = (f"The addresses themselves are wrong: {which} are {step}{name_of(step, scalars)} elements apart, "
+        text = (f"The addresses themselves are wrong: {which} are {_elements(step, scalars)} apart, "
                 f"a step that matches none of {_label(layout)}'s strides ({_layout_text(layout)}).{hint}")
         if scalars and abs(step) not in scalars.values():
             # a step that is no argument of the kernel was written into it
@@ -124,7 +129,7 @@ def _program_words(pid: Pid, origins: dict[Pid, int], grid: tuple[int, int, int]
     moved = [(axis, g) for axis, g in enumerate(steps) if g is not None and grid[axis] > 1]
     if not moved:
         return ""
-    parts = [f"tl.program_id({axis}) moves it by {g}{name_of(g, scalars)} elements" for axis, g in moved]
+    parts = [f"tl.program_id({axis}) moves it by {_elements(g, scalars)}" for axis, g in moved]
     return " " + "; ".join(parts) + "."
 
 
@@ -149,7 +154,7 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
         # first program of each group, says nothing about the others)
         furthest = max(pid[axis] for pid in origins)
         last = base + (furthest - min(origins)[axis]) * g
-        named = f"tl.program_id({axis}) moves this access by {g}{name_of(g, scalars)} elements"
+        named = f"tl.program_id({axis}) moves this access by {_elements(g, scalars)}"
         if flat_walk and last < layout.span:
             continue
         if rows_apart is not None and g % rows_apart == 0:
@@ -170,12 +175,12 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
                        f"column ({columns - 1})")
         elif rows_apart is not None:
             problem = (f"not a whole number of rows: {_label(layout)}'s rows are "
-                       f"{rows_apart}{name_of(rows_apart, scalars)} elements apart")
+                       f"{_elements(rows_apart, scalars)} apart")
         elif last < layout.span:
             continue
         else:
             problem = (f"and program {furthest} along axis {axis} starts at element {last}, beyond {_label(layout)}'s "
-                       f"{layout.span} elements")
+                       f"{_elements(layout.span)}")
         others = [a for a in axes if a != axis]
         swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
                 f"{grid[others[0]]}." if len(axes) == 2 and grid[axes[0]] != grid[axes[1]] else "")
@@ -204,7 +209,7 @@ def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, i
                       f"the mask. If it is meant to (a neighbour's value), switch the lanes before the start off "
                       f"with a mask.", "", ("address", "mask"))
     if origin >= layout.span:
-        problem = f"beyond the {layout.span} elements of {_label(layout)}"
+        problem = f"beyond the {_elements(layout.span)} of {_label(layout)}"
     elif where is not None and len(layout.shape) >= 2 and where[1] >= layout.shape[-1]:
         problem = f"past the last column of its row ({layout.shape[-1] - 1})"
     else:
@@ -212,7 +217,7 @@ def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, i
     moved = _program_words(pid, origins, grid, scalars)
     rows = ""
     if rows_apart is not None:
-        rows = f" {_label(layout)}'s rows are {rows_apart}{name_of(rows_apart, scalars)} elements apart."
+        rows = f" {_label(layout)}'s rows are {_elements(rows_apart, scalars)} apart."
     text = (f"The block's start is wrong, not its edge: program {pid} starts this access at "
             f"{_origin_text(layout, origin)}, already {problem}.{moved}{rows}")
     if origin == layout.span:
@@ -315,7 +320,7 @@ def _other_tensor_finding(layout: Layout, offsets: np.ndarray, active: np.ndarra
         return None
     name, span = max(fits, key=lambda item: item[1])
     return _found("addr.other_tensor",
-                  f"The lanes this access lets through reach element {high}: they fit `{name}` ({span} elements), "
+                  f"The lanes this access lets through reach element {high}: they fit `{name}` ({_elements(span)}), "
                   f"not {_label(layout)} ({layout.span}). Is this address built from an index meant for "
                   f"`{name}` (an element's position where its value, or another row, belongs)? Or does the "
                   f"mask compare with `{name}`'s size instead of {_label(layout)}'s?", "", ("address", "mask"))

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from checker.diagnosis import addresses
+from checker.words import counted
 from checker.diagnosis.compile_errors import compile_error, is_compile_error, mistake
 from checker.diagnosis.interpreter_gaps import interpreter_gap
 from checker.diagnosis.model import Diagnosis, HoldsDiagnosis, Span, Strength, asking
@@ -363,7 +364,7 @@ FAULT_EXPLAINERS: dict[str, Callable[[Fault], Diagnosis]] = {
 def past_the_end(name: str, first: int) -> Diagnosis:
     """What the learner reads: what was seen, and the two causes it fits, as questions. The same words
     for every case where the store lands right after the end, so that the report says them once."""
-    where = "the memory right after it" if first == 0 else f"memory {first} elements after its end"
+    where = "the memory right after it" if first == 0 else f"memory {counted(first, 'element')} after its end"
     return Diagnosis(
         f"the kernels wrote past the end of `{name}`: {where} changed. Nothing stops such a store on "
         f"a GPU; it overwrites whatever lies there. Does a store into `{name}` lack the mask that "
