@@ -40,6 +40,22 @@ def _read_the_repositorys_notebooks() -> None:
 _read_the_repositorys_notebooks()
 
 
+def pytest_addoption(parser):
+    parser.addoption("--repeat-module", action="append", default=[], metavar="FILE:N",
+                     help="run the tests of one test file N times (e.g. tests/test_server.py:50), "
+                          "among the rest of the suite: a flaky test shows under load, not alone")
+
+
+def pytest_generate_tests(metafunc):
+    """--repeat-module tests/test_server.py:50: each test of that file N times, each a test of its own
+    (so pytest-xdist spreads the repeats among the rest of the suite)."""
+    for spec in metafunc.config.getoption("repeat_module"):
+        path, _, times = spec.rpartition(":")
+        if Path(metafunc.definition.fspath).resolve() == Path(path).resolve() and int(times) > 1:
+            metafunc.fixturenames.append("repeat_index")
+            metafunc.parametrize("repeat_index", range(int(times)), ids=lambda i: f"repeat{i}")
+
+
 def pytest_configure(config):
     from checker import registry
     for puzzle in registry.all_puzzles():
