@@ -150,17 +150,25 @@ class Story:
             self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
 
     def read(self, case) -> dict[str, str]:
-        """Feed one case (a CaseResult) in the report's order: its error and its own diagnoses (shown
-        whatever the story), then its failing outputs' shown diagnoses. The outputs whose diagnosis
-        is left out: label -> the note that stands in its place."""
+        """Feed one case (a CaseResult) in the report's order. Its outputs' shown diagnoses are judged
+        against the story the earlier cases told (within a case, `shown` arbitrates: a finding and an
+        output's named cause may stand side by side); then its error and its own diagnoses (shown
+        whatever the story) and, where no story is told yet, its outputs' named causes tell it.
+        Returns the outputs whose diagnosis is left out: label -> the note that stands in its place."""
         if case.status == "pass":
             return {}
+        cut, left = sharper(case.diagnoses), {}
+        outputs = [o for o in case.outputs if not o.ok and o.diagnosis and shown(o.diagnosis, cut)]
+        told = bool(self.cause)
+        if told:
+            for o in outputs:
+                if not self.admits(o.diagnosis, case.heading):
+                    left[o.label] = self.note(o.diagnosis)
         for d in ([case.error_diagnosis] if case.error_diagnosis else []) + list(case.diagnoses):
             self.proven(d, case.heading)
-        cut, left = sharper(case.diagnoses), {}
-        for o in case.outputs:
-            if not o.ok and o.diagnosis and shown(o.diagnosis, cut) and not self.admits(o.diagnosis, case.heading):
-                left[o.label] = self.note(o.diagnosis)
+        if not told:
+            for o in outputs:
+                self.proven(o.diagnosis, case.heading)
         return left
 
     def note(self, diagnosis: Diagnosis) -> str:

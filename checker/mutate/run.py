@@ -119,7 +119,7 @@ def report_hints(report: Report, cls: str | tuple[str, ...]) -> list[dict]:
     stories = arbitrate.Stories()  # as the report: a later, weaker hint that contradicts its story is left out
     for result in report.results:
         part, backend = result.get("part", ""), result.get("backend", "")
-        left = stories.read(CaseResult.from_event(result))
+        left = stories.read(CaseResult.from_event(result)) if "case" in result else {}
         error = result.get("error")
         if result["status"] == "error" and error:
             add(error.get("message", ""), error.get("cause", ""), error.get("candidates", []), "error", part, backend)
