@@ -66,8 +66,8 @@ PASSING = [
 
 
 # -- measured: bugs a learner writes, and correct rewrites (tests/bugs/measure.py) --------------
-PARTS = ("    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))\n"
-         "    tl.store(dbeta_part_ptr + pid * H + cols, tl.sum(dbeta_acc, axis=0))")
+PARTS = ("    tl.store(dgamma_part_ptr + pid * H + cols, dgamma_acc)\n"
+         "    tl.store(dbeta_part_ptr + pid * H + cols, dbeta_acc)")
 
 MEASURED = [
     Bug("persistent_loop_starts_at_pid", "backward",
@@ -88,8 +88,8 @@ MEASURED = [
         (("t_ok = row_ok & t_col_ok[None, :]", "t_ok = row_ok", 1),),
         "mask", "the tail block masked by rows only: its padded columns read and write past the row"),
     Bug("shares_overwritten_each_step", "backward",
-        (("        dgamma_acc += dz * x_hat  # rows past M loaded dz = 0: they add nothing\n        dbeta_acc += dz\n",
-          "        dgamma_acc = dz * x_hat  # rows past M loaded dz = 0: they add nothing\n        dbeta_acc = dz\n", 1),),
+        (("        dgamma_acc += tl.sum(dz * x_hat, axis=0)\n        dbeta_acc += tl.sum(dz, axis=0)\n",
+          "        dgamma_acc = tl.sum(dz * x_hat, axis=0)\n        dbeta_acc = tl.sum(dz, axis=0)\n", 1),),
         "accumulate", "the head's shares assigned (=) instead of added (+=): each step overwrites the last"),
     # passes every case, on an H100 too (no case with a mean far from 0): a hole in the cases
     Bug("variance_in_one_pass", "backward",
@@ -98,19 +98,21 @@ MEASURED = [
          ("rstd = 1.0 / tl.sqrt(sum_sq / H + eps)", "rstd = 1.0 / tl.sqrt(sum_sq / H - mean * mean + eps)", 1)),
         "stability", "the variance as E[x²] − mean² (head and tail): cancels when the mean is large against the spread"),
     Bug("dgamma_partials_through_bf16", "backward",
-        (("tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))",
-          "tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0).to(tl.bfloat16))", 1),),
+        (("tl.store(dgamma_part_ptr + pid * H + cols, dgamma_acc)",
+          "tl.store(dgamma_part_ptr + pid * H + cols, dgamma_acc.to(tl.bfloat16))", 1),),
         "precision", "the head's dgamma partial rounded to bf16 on its way into the fp32 buffer"),
 ]
 
 RIGHT = [
-    Right("shares_summed_per_step", (
-        ("    dgamma_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)\n    dbeta_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)\n",
-         "    dgamma_acc = tl.zeros([BLOCK_H], dtype=tl.float32)\n    dbeta_acc = tl.zeros([BLOCK_H], dtype=tl.float32)\n", 1),
-        ("        dgamma_acc += dz * x_hat  # rows past M loaded dz = 0: they add nothing\n        dbeta_acc += dz\n",
-         "        dgamma_acc += tl.sum(dz * x_hat, axis=0)\n        dbeta_acc += tl.sum(dz, axis=0)\n", 1),
-        (PARTS, "    tl.store(dgamma_part_ptr + pid * H + cols, dgamma_acc)\n    tl.store(dbeta_part_ptr + pid * H + cols, dbeta_acc)", 1)),
-          "the head's shares summed over the step's rows at every step, into [BLOCK_H] accumulators"),
+    Right("head_shares_summed_once_at_the_end", (
+        ("    dgamma_acc = tl.zeros([BLOCK_H], dtype=tl.float32)\n    dbeta_acc = tl.zeros([BLOCK_H], dtype=tl.float32)\n",
+         "    dgamma_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)\n    dbeta_acc = tl.zeros([ROWS, BLOCK_H], dtype=tl.float32)\n", 1),
+        ("        dgamma_acc += tl.sum(dz * x_hat, axis=0)\n        dbeta_acc += tl.sum(dz, axis=0)\n",
+         "        dgamma_acc += dz * x_hat\n        dbeta_acc += dz\n", 1),
+        (PARTS, "    tl.store(dgamma_part_ptr + pid * H + cols, tl.sum(dgamma_acc, axis=0))\n"
+                "    tl.store(dbeta_part_ptr + pid * H + cols, tl.sum(dbeta_acc, axis=0))", 1)),
+          "the head's shares kept per row in [ROWS, BLOCK_H] accumulators and summed over the rows once, "
+          "at the store"),
     Right("reduce_one_partial_row_at_a_time", (Kernel("ln_bwd_partials_reduce_kernel", '''
         @triton.jit
         def ln_bwd_partials_reduce_kernel(dgamma_part_ptr, dbeta_part_ptr, dgamma_ptr, dbeta_ptr, P, H,
