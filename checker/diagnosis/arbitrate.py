@@ -112,7 +112,6 @@ class Story:
         self.cause = ""
         self.strength = Strength.PATTERN
         self.case = ""
-        self.left_out: list[tuple[str, Diagnosis]] = []   # (case, diagnosis) not shown
 
     # causes that tell no story of their own: code the compiler rejects (its message is about
     # the code, and a case whose kernel compiles may show what the code means), a stub, an input
@@ -125,10 +124,7 @@ class Story:
         if not diagnosis.cause:
             # a question agrees where it asks about the story's cause too; one that asks only about
             # others pulls the other way, and is left out unless its evidence is stronger
-            if not self.cause or self.cause in diagnosis.candidates or diagnosis.strength > self.strength:
-                return True
-            self.left_out.append((case, diagnosis))
-            return False
+            return not self.cause or self.cause in diagnosis.candidates or diagnosis.strength > self.strength
         if not self.cause:
             self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
             return True
@@ -138,7 +134,6 @@ class Story:
             # stronger evidence: it is the story now (what came before it stays shown)
             self.cause, self.strength, self.case = diagnosis.cause, diagnosis.strength, case
             return True
-        self.left_out.append((case, diagnosis))
         return False
 
     def proven(self, diagnosis: Diagnosis, case: str = "") -> None:
@@ -177,15 +172,6 @@ class Story:
         pointed = diagnosis.cause or " or ".join(diagnosis.candidates[:3])
         return (f"(a hint here pointed at {pointed}, on weaker evidence than the {self.cause} named{where}: "
                 f"left out; fix that first, then check again)")
-
-
-def error_diagnosis(result: dict) -> Diagnosis | None:
-    """A failing case's error as a diagnosis (its cause, proven by the run), for the Story."""
-    error = result.get("error") if result.get("status") == "error" else None
-    if not error or not (error.get("cause") or error.get("candidates")):
-        return None
-    return Diagnosis(error.get("message", ""), error.get("cause", ""), tuple(error.get("candidates", ())),
-                     code=error.get("code", ""), strength=Strength.PROOF)
 
 
 class Stories:
