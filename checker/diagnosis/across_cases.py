@@ -34,6 +34,9 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     a size every passing case shares and every failing case lacks (same_size), beside it."""
     failing = [(case, r) for case, r in results if r.get("status") != "pass"]
     passing = [case for case, r in results if r.get("status") == "pass"]
+    if failing and not any(not trivial(c) for c in passing):
+        everywhere = every_case_fails(results)
+        return [everywhere] if everywhere and arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
     if not failing or not passing:
         return []
     found = []
@@ -52,6 +55,12 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     empty = one_block_nonfinite(results)
     if empty:
         shown.append(empty)
+    if not shown:
+        # the narrower splits, where no pattern above holds
+        # where two of them hold, the cases cannot tell which: both are shown, each a question
+        shown += [found for found in (only_float32_fails(results), blocks_differ(results),
+                                      past_documented(puzzle, results), one_size_for_another(results))
+                  if found and arbitrate.keeps_pattern(found, [r for _, r in failing])][:2]
     return shown
 
 
@@ -107,3 +116,196 @@ def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case]) -> Diagn
                       f"kernel? Use the argument the kernel receives.", "hardcoded", code="cases.same_size",
                       strength=Strength.PATTERN, data={"size": name, "value": value})
     return None
+
+
+# A value rounded to bf16 is off by up to 2^-9 of itself, to fp16 by 2^-12: an element off by more than
+# 2^-6 of itself is more than a rounding.
+ROUNDING = 2.0 ** -6
+
+
+def _comparisons(result: dict) -> list[dict]:
+    return list(result.get("comparisons", ()))
+
+
+def _clean_failure(result: dict) -> bool:
+    """A case that ran to the end and failed on values alone: no error, nothing left unwritten, no
+    NaN or Inf. Which cases fail says something about the arithmetic only for such failures."""
+    return (result.get("status") == "fail"
+            and not any((o.get("n_unwritten") or 0) or (o.get("n_nonfinite") or 0) for o in _comparisons(result)))
+
+
+def _typical_error(results: list[dict]) -> float:
+    """How far the wrong elements are off, in their own terms: the largest of each wrong output's median."""
+    return max((o.get("typical_error") or 0.0 for r in results for o in _comparisons(r) if not o.get("ok")),
+               default=0.0)
+
+
+def _names(labels: list[str]) -> str:
+    quoted = [f"`{label}`" for label in labels]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def every_case_fails(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+    """Every case that is not trivial fails (three at least), among them one that fits in one block
+    and the documented one, each on its values alone. A slip in the blocks, a loop, a mask or a size
+    spares the cases it does not reach; one in the arithmetic spares none. It asks about the formula
+    of the outputs wrong in every case (and where every wrong element is off by a small fraction of
+    itself, first about a value rounded to a narrower type); it names nothing."""
+    cases = [(c, r) for c, r in results if not trivial(c)]
+    if len(cases) < 3 or not all(_clean_failure(r) for _, r in cases):
+        return None
+    if all("wide" in c.tags for c, _ in cases) or not any(c.documented for c, _ in cases):
+        return None  # no case that fits in one block failed: a loop over blocks could still explain it
+    labels = [o["label"] for o in _comparisons(cases[0][1])]
+    always = [label for label in labels
+              if all(any(o["label"] == label and not o.get("ok") for o in _comparisons(r)) for _, r in cases)]
+    right = [label for label in labels
+             if all(any(o["label"] == label and o.get("ok") for o in _comparisons(r)) for _, r in cases)]
+    if not always:
+        return None
+    typical = _typical_error([r for _, r in cases])
+    what = _names(always)
+    seen = (f"every case that is not trivial fails, whatever its sizes — those that fit in one block as well as "
+            f"wider ones, the documented case among them — with {what} wrong in each")
+    spared = (f"; {_names(right)} {'is' if len(right) == 1 else 'are'} right in every case, so look at what "
+              f"{what} {'does' if len(always) == 1 else 'do'} apart from {'it' if len(right) == 1 else 'them'}"
+              if right else "")
+    if typical <= ROUNDING:
+        return asking(f"{seen}, each wrong element off by a small fraction of itself (about {100 * typical:.2g} %){spared}. "
+                      f"A bug in the blocks, a loop, a mask or a size would spare some of these cases. Is a value "
+                      f"rounded to a narrower type on the way (bf16 keeps 8 bits: about 0.4 %; fp16 11) — an input "
+                      f"converted after its load, a product or a sum kept in one? Or is a small term of the formula off?",
+                      "precision", "formula", code="cases.every_case", strength=Strength.PATTERN,
+                      data={"outputs": always, "typical": typical})
+    return asking(f"{seen}{spared}. A bug in the blocks, a mask or a size would spare some of these cases; a slip "
+                  f"in the arithmetic spares none. Compare how the kernel computes {what} with the page's formula, "
+                  f"term by term: each operand, sign, constant and scale, a term left out or one too many. (Two "
+                  f"slips outside the formula break every case too: a running value that does not start from 0, "
+                  f"and a loop that steps by less than its block, adding elements more than once.)",
+                  "formula", "accumulate", "loop", code="cases.every_case", strength=Strength.PATTERN,
+                  data={"outputs": always, "typical": typical})
+
+
+def only_float32_fails(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+    """Only float32 cases fail (two at least and half of them, on their values alone, each wrong
+    element off by a small fraction of itself), and a bfloat16 case that is not trivial passes: a
+    value rounded to bf16 or fp16 between the loads and the store, which bf16 inputs cannot show
+    (or a small slip in the formula, inside bf16's looser tolerance)."""
+    failing = [r for c, r in results if r.get("status") != "pass"]
+    if (len(failing) < 2 or not all(_clean_failure(r) for r in failing)
+            or any(c.dtype != "float32" for c, r in results if r.get("status") != "pass")):
+        return None
+    bf16_passing = [c for c, r in results if c.dtype == "bfloat16" and r.get("status") == "pass" and not trivial(c)]
+    float32 = [c for c, r in results if c.dtype == "float32" and not trivial(c)]
+    typical = _typical_error(failing)
+    if not bf16_passing or 2 * len(failing) < len(float32) or typical > ROUNDING:
+        return None
+    return asking(f"only float32 cases fail, each wrong element off by a small fraction of itself (about "
+                  f"{100 * typical:.2g} %), and the bfloat16 cases pass: is a value rounded to bfloat16 or float16 on "
+                  f"the way — an input converted to a narrower type after its load, a product or a sum kept in one? "
+                  f"bf16 inputs hide such a rounding (they carry no more digits than it keeps): keep float32 from "
+                  f"the loads to the store. (bf16's looser tolerance hides a small slip in the formula too.)",
+                  "precision", "formula", code="cases.float32", strength=Strength.PATTERN,
+                  data={"typical": typical})
+
+
+def _blocks(case: Case) -> dict[str, int]:
+    return {k: v for k, v in case.params.items() if "BLOCK" in k and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def blocks_differ(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+    """Every failing case has two block sizes that differ (two failing cases at least), and every case
+    that is not trivial where those two are equal passes (two at least): one block size used where
+    the other belongs (a loop stepping by BLOCK_M over blocks of BLOCK_K columns), which equal
+    blocks hide. Where several pairs split the cases so, it names them all (the cases cannot tell
+    which), the pair with most equal cases first."""
+    failing = [c for c, r in results if r.get("status") != "pass"]
+    if len(failing) < 2:
+        return None
+    names = sorted(set.intersection(*[set(_blocks(c)) for c, _ in results])) if results else []
+    found = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            equal = [(c, r) for c, r in results if not trivial(c) and c.params[a] == c.params[b]]
+            if (len(equal) >= 2 and all(r.get("status") == "pass" for _, r in equal)
+                    and all(c.params[a] != c.params[b] for c in failing)):
+                found.append((len(equal), a, b))
+    if not found:
+        return None
+    pairs = [(a, b) for _, a, b in sorted(found, reverse=True)]
+    example = failing[0].params
+    split = " or ".join(f"{x} ≠ {y}" for x, y in pairs)
+    return asking(f"only cases where {split} fail (e.g. {', '.join(f'{n} = {example[n]}' for n in sorted({n for p in pairs for n in p}))}), "
+                  f"and the cases where {'the two are' if len(pairs) == 1 else 'they are'} equal pass: is one block "
+                  f"size used where another belongs — a loop that steps by one while its loads cover the other, or "
+                  f"an offset, a mask or a count built from the wrong one?",
+                  "loop", "address", "mask", code="cases.blocks_differ", strength=Strength.PATTERN,
+                  data={"blocks": [list(p) for p in pairs]})
+
+
+def past_documented(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> Diagnosis | None:
+    """Every failing case (two at least) has a size S larger than the documented case's value v, and
+    the cases with S at most v pass (two at least that are not trivial): v written into the kernel
+    where S belongs, as a loop bound or a mask that keeps the smaller sizes right (a larger S may
+    pass too, where one block of the loop covers it). Not where a block boundary splits the cases
+    the same way."""
+    documented = next((c for c, _ in results if c.documented), None)
+    failing = [c for c, r in results if r.get("status") != "pass"]
+    passing = [c for c, r in results if r.get("status") == "pass" and not trivial(c)]
+    if documented is None or len(failing) < 2 or len(passing) < 2:
+        return None
+    for name, value in documented.sizes.items():
+        if not all(name in c.sizes for c in failing + passing) or value <= 1:
+            continue
+        within = [c for c in passing if c.sizes[name] <= value]
+        beyond = [c for c, _ in results if name in c.sizes and c.sizes[name] > value and not trivial(c)]
+        if (len(within) < 2 or not all(c.sizes[name] > value for c in failing)
+                or len([c for c in beyond if c in failing]) * 2 < len(beyond)):
+            continue  # half the larger cases at least: a chance split of a few cases says nothing
+        wide = f"wide_{name}"
+        if all(wide in c.tags for c in failing) and not any(wide in c.tags for c in passing):
+            continue  # the cases wider than a block split them the same way
+        larger = sorted({c.sizes[name] for c in failing})
+        return asking(f"every case with {name} ≤ {value} (the documented {name}) passes, and only cases with a larger "
+                      f"{name} fail ({', '.join(map(str, larger[:4]))}{', …' if len(larger) > 4 else ''}): is "
+                      f"{value} written into the kernel where {name} belongs — a loop's bound, a mask, a count? Use "
+                      f"the argument the kernel receives.", "hardcoded", "loop", code="cases.past_documented",
+                      strength=Strength.PATTERN, data={"size": name, "value": value})
+    return None
+
+
+def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+    """Every failing case (two at least, or the one case there is) has a size S larger than what another size T covers (T
+    itself, or T rounded up to whole blocks of one of the block sizes: a loop over T's blocks), half
+    the cases with S beyond it at least fail, and three cases or more that are not trivial with S
+    within it pass: T used where S belongs (a loop over S bounded by T, a mask comparing with T),
+    which the cases where T covers S hide. Only where one pair of sizes splits the cases so."""
+    failing = [c for c, r in results if r.get("status") != "pass"]
+    if not failing or not all(c.sizes for c, _ in results):
+        return None
+    names = list(results[0][0].sizes)
+    blocks = [None, *sorted(set.intersection(*[set(_blocks(c)) for c, _ in results]))]
+    found = set()
+    for s in names:
+        for t in names:
+            if s == t or not all(s in c.sizes and t in c.sizes for c, _ in results):
+                continue
+            for block in blocks:
+                def reach(c: Case, t=t, block=block) -> int:
+                    return c.sizes[t] if block is None else -(-c.sizes[t] // c.params[block]) * c.params[block]
+                # a trivial case's pass says nothing, its failure does
+                beyond = [r for c, r in results if c.sizes[s] > reach(c) and not (trivial(c) and r.get("status") == "pass")]
+                covered = [c for c, r in results if c.sizes[s] <= reach(c) and not trivial(c) and r.get("status") == "pass"]
+                # one failing case is enough only where it is the one case beyond, and many are within
+                if (all(c.sizes[s] > reach(c) for c in failing) and len(covered) >= (3 if len(failing) > 1 else 5)
+                        and 2 * sum(r.get("status") != "pass" for r in beyond) >= len(beyond)
+                        and (len(failing) > 1 or len(beyond) == 1)):
+                    found.add((s, t))
+    if len(found) != 1:
+        return None  # none, or several pairs the cases cannot tell apart
+    s, t = next(iter(found))
+    which = "only cases" if len(failing) > 1 else "only the case"
+    return asking(f"{which} where {s} is larger than {t} fail{'s' if len(failing) == 1 else ''} ({'; '.join(f'{s} = {c.sizes[s]}, {t} = {c.sizes[t]}' for c in failing[:3])}), "
+                  f"and the others pass: is {t} used where {s} belongs — a loop over {s} bounded by {t}, a mask or an "
+                  f"offset built from {t}?", "loop", "mask", "address", code="cases.one_size_for_another",
+                  strength=Strength.PATTERN, data={"size": s, "used": t})

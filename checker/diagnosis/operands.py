@@ -172,6 +172,10 @@ def _worded(h: Hypothesis, operands: Operands, label: str) -> Diagnosis:
                    f"stride is 0).", "address", code=h.code, data={"tensor": h.tensor, "dim": along})
 
 
+# smaller than any coefficient a formula has, and the size of a bf16 rounding's error (2^-9) and more
+SMALL_COEFFICIENT = 2.0 ** -6
+
+
 def _term_hint(operands: Operands, output: Output, got: torch.Tensor, ref: torch.Tensor, tol: Tolerance,
                scale: float, condition: float, label: str) -> Diagnosis:
     """The error is one input times a constant, element by element (got − expected = c · x): a term in
@@ -186,9 +190,10 @@ def _term_hint(operands: Operands, output: Output, got: torch.Tensor, ref: torch
         if norm == 0 or term.numel() < FEW:
             continue
         c = float((error * term).sum()) / norm
-        if abs(c) < 1e-6 or not fits(got, ref + c * term, ref, scale, tol, condition):
-            continue
         whole = round(c)
+        if abs(c) < 1e-6 or whole == 0 and abs(c) < SMALL_COEFFICIENT or not fits(got, ref + c * term, ref, scale, tol,
+                                                                                 condition):
+            continue  # a coefficient off by a hair is a rounding's trace, no term a learner wrote
         what = ("its sign reversed, or it is subtracted where it should be added (or the other way)" if whole == -2
                 else "it is missing" if whole == -1 else "it is counted twice" if whole == 1 else "")
         what = what if what and abs(c - whole) < 1e-3 else f"its coefficient is off by {c:.4g}"

@@ -25,6 +25,8 @@ class Comparison:
     first_bad: list = field(default_factory=list)   # [(index tuple, expected, got)]
     allowed: float = 0.0        # atol * scale: the absolute part of the tolerance
     rtol: float = 0.0           # the relative part: allowed + rtol * |expected|
+    typical_error: float = 0.0  # median |out - ref| / |ref| over the wrong finite elements: how far off,
+                                # in the values' own terms (a value rounded to bf16 is off by ~2^-9 of itself)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -49,6 +51,10 @@ def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol:
     bad = nonfinite | (diff > allowed)
     finite = diff[~nonfinite]
     ratio = (diff / allowed)[~nonfinite]
+    wrong = bad & ~nonfinite
+    # |ref| floored at the absolute tolerance: an element expected near 0 does not make the ratio blow up
+    typical = float((diff[wrong] / torch.maximum(ref.abs()[wrong], torch.full_like(ref[wrong], max(absolute, 1e-30)))).median()) \
+        if bool(wrong.any()) else 0.0
     flat_bad = torch.nonzero(bad.reshape(-1)).reshape(-1)[:SHOW_INDICES].tolist()
     first = [(unravel(i, tuple(ref.shape)), float(ref.reshape(-1)[i]), float(got.reshape(-1)[i])) for i in flat_bad]
     n_unwritten = int(unwritten.sum())
@@ -58,7 +64,8 @@ def compare(label: str, out: torch.Tensor, ref: torch.Tensor, scale: float, tol:
                       worst_ratio=float(ratio.max()) if ratio.numel() else float("inf"), n_bad=int(bad.sum()),
                       n_total=ref.numel(), n_unwritten=n_unwritten,
                       n_nonfinite=int(nonfinite.sum()) - n_unwritten, first_bad=first, allowed=absolute,
-                      rtol=float(tol.rtol + tol.per_row * (float(rows.max()) if torch.is_tensor(rows) else rows)))
+                      rtol=float(tol.rtol + tol.per_row * (float(rows.max()) if torch.is_tensor(rows) else rows)),
+                      typical_error=typical)
 
 
 def matches(out: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance, slack: float = 4.0,
