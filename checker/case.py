@@ -13,6 +13,7 @@ from checker.poison import poison, poison_of, unwritten_mask
 from checker.diagnosis.model import NO_HINT, Diagnosis, Span, Strength, certain
 from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
+from checker.diagnosis.variants import refuted
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
@@ -326,7 +327,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                                 "title": output.title or output.label, **wrong.to_json()})
             continue
         unwritten = unwritten_mask(got) if poisoned.get(output.name) else None
-        diagnosis = NO_HINT
+        diagnosis, ruled_out = NO_HINT, []
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
                              unwritten, reference.condition, _terms(reference, output))
         if not comparison.ok:
@@ -339,8 +340,10 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
                 operands = Operands(puzzle, case, before, _unused_pointers(source, list(before), part.kernels))
             diagnosis = output_hint(puzzle, output, got, reference, tol, comparison, evidence, case, others, operands)
             maps[output.label] = _error_map(got, ref, comparison.allowed)
+            ruled_out = refuted(puzzle, output, got, reference, tol)
         comparisons.append({**comparison.to_json(), **diagnosis.to_json(), "forward": output.forward,
-                            "title": output.title or output.label})
+                            "title": output.title or output.label,
+                            **({"refuted": ruled_out} if ruled_out else {})})
     for output in part.outputs:
         if output.name in overrun:
             label = f"{output.label} past its end"

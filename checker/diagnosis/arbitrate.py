@@ -62,20 +62,23 @@ def keeps_pattern(pattern, failing: list[dict]) -> bool:
     where the cases' own evidence names causes it does not ask about, or where a case stopped with
     an error whose causes it does not all ask about; one asking about atomics stays quiet where
     the kernels already add with atomics."""
-    named = set().union(*[_named_causes(r) for r in failing])
+    ruled_out = {(c["label"], name) for r in failing for c in r.get("comparisons", []) for name in c.get("refuted", ())}
+    named = set().union(*[_named_causes(r, ruled_out) for r in failing])
     errors = set().union(*[_error_causes(r) for r in failing])
     if named and not pattern.cause and not named & set(pattern.candidates) or _contradicted(pattern, failing):
         return False
     return not (not pattern.cause and errors - set(pattern.candidates))
 
 
-def _named_causes(result: dict) -> set[str]:
+def _named_causes(result: dict, ruled_out: set = frozenset()) -> set[str]:
     """The causes this failing case's own evidence points at: those a fault, a known-bug variant or
-    the addresses name, and those a fault or the addresses ask about (they saw the kernel run)."""
+    the addresses name, and those a fault or the addresses ask about (they saw the kernel run). A
+    variant another case ruled out for the same output (ruled_out: (label, name)) points at nothing."""
     if result.get("status") == "error":
         error = result.get("error") or {}
         return {c for c in [error.get("cause", ""), *error.get("candidates", [])] if c}
-    named = {c["cause"] for c in result.get("comparisons", []) if not c.get("ok") and c.get("cause")}
+    named = {c["cause"] for c in result.get("comparisons", []) if not c.get("ok") and c.get("cause")
+             and (c["label"], (c.get("code") or "").removeprefix("variant.")) not in ruled_out}
     for h in result.get("hints", []):
         named |= {c for c in [h.get("cause", ""), *h.get("candidates", [])] if c}
     return named
@@ -112,6 +115,8 @@ class Story:
         self.cause = ""
         self.strength = Strength.PATTERN
         self.case = ""
+        # output label -> known bug -> the case that ruled it out (its output was not that bug's there)
+        self.ruled_out: dict[str, dict[str, str]] = {}
 
     # causes that tell no story of their own: code the compiler rejects (its message is about
     # the code, and a case whose kernel compiles may show what the code means), a stub, an input
@@ -154,6 +159,16 @@ class Story:
             return {}
         cut, left = sharper(case.diagnoses), {}
         outputs = [o for o in case.outputs if not o.ok and o.diagnosis and shown(o.diagnosis, cut)]
+        for o in list(outputs):
+            # a known bug an earlier case ruled out for this output: a coincidence here, not the bug
+            where = self.ruled_out.get(o.label, {}).get(o.diagnosis.code.removeprefix("variant."))
+            if o.diagnosis.code.startswith("variant.") and where:
+                left[o.label] = (f"(these numbers sit near a known mistake, but `{o.label}` in {where} is not "
+                                 f"that mistake's: a coincidence here, left out)")
+                outputs.remove(o)
+        for o in case.outputs:
+            for name in o.refuted:
+                self.ruled_out.setdefault(o.label, {}).setdefault(name, case.heading)
         told = bool(self.cause)
         if told:
             for o in outputs:

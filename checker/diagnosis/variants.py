@@ -38,6 +38,22 @@ def known_bugs(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Ref
     return found
 
 
+def refuted(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance) -> list[str]:
+    """The known bugs this case rules out for this output: their output differs from the answer here,
+    and this one is not near it. A later case whose output happens to sit near one of them (a
+    confident row, where the softmax's sum is 1 and leaving it out changes nothing) is then no
+    evidence of it: the kernel is one kernel, and here it was not that bug."""
+    ref = reference.outputs[output.name]
+    scale = reference.scales[output.name]
+    if not torch.isfinite(got.detach().double()).all():
+        return []  # NaN fits nothing: it refutes nothing either
+    return [pattern.name for pattern in puzzle.patterns
+            if (alternative := reference.alternatives.get(pattern.name, {}).get(output.name)) is not None
+            and torch.isfinite(alternative).all()
+            and not matches(alternative, ref, scale, tol, 1.0, reference.condition)
+            and not matches(got, alternative, scale, tol, condition=reference.condition)]
+
+
 def fits(got: torch.Tensor, alternative: torch.Tensor, ref: torch.Tensor, scale: float, tol: Tolerance,
          condition: float) -> bool:
     """Does a wrong output reproduce a hypothesis (a known bug's output, a recomputed answer)?

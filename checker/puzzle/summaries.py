@@ -28,8 +28,11 @@ GENERIC_SUMMARIES = {
     "bfloat16": ("only bfloat16 cases fail, and the float32 ones pass: is a value or a sum kept in bfloat16 "
                  "somewhere between the loads and the store (8 bits of mantissa)? Compute in float32 "
                  "(.to(tl.float32) after each load) and round once, at the store.", ("precision",)),
-    "documented": ("every case of other sizes than the documented one fails: is a size hard-coded? Use the size "
-                   "arguments the kernel receives.", ("hardcoded",)),
+    # a number written in shows wherever the sizes differ: as a mask that lets the wrong lanes through, an
+    # address past the end, a loop that stops short; so it asks beside those findings, not against them
+    "documented": ("every case of other sizes than the documented one fails: is a size hard-coded — the documented "
+                   "value written where the kernel's argument belongs, in a mask, an offset or a loop's bound? Use the "
+                   "size arguments the kernel receives.", ("hardcoded", "mask", "address", "loop")),
 }
 TAGGED = ("non_pow2", "tail", "wide")
 

@@ -30,6 +30,7 @@ class OutputResult:
     rtol: float = 0.0
     first_bad: list = field(default_factory=list)   # [(index, expected, got)]
     diagnosis: Diagnosis = NO_HINT
+    refuted: tuple[str, ...] = ()       # the known bugs this case rules out for this output (their names)
 
     @classmethod
     def from_dict(cls, c: dict) -> "OutputResult":
@@ -38,6 +39,7 @@ class OutputResult:
                    n_total=c.get("n_total", 0), n_unwritten=c.get("n_unwritten", 0) or 0,
                    n_nonfinite=c.get("n_nonfinite", 0) or 0, allowed=c.get("allowed", 0.0) or 0.0,
                    rtol=c.get("rtol", 0.0) or 0.0, first_bad=list(c.get("first_bad", [])),
+                   refuted=tuple(c.get("refuted", ())),
                    diagnosis=from_json(c) if c.get("hint") or c.get("cause") or c.get("candidates") else NO_HINT)
 
     @property
