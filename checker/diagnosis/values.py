@@ -111,6 +111,10 @@ def _unwritten_hint(got: torch.Tensor, comparison: Comparison, case: Case | None
 
 def _atomic_advice(evidence: Evidence, name: str) -> tuple[str, str, tuple[str, ...]]:
     """(advice, cause, candidates) for shares that did not all arrive, by what the kernel did."""
+    if evidence.kinds and {"atomic_xchg"} & evidence.kinds.get(name, set()) and \
+            not {"atomic_add"} & evidence.kinds.get(name, set()):
+        return ("The kernel puts its shares in with tl.atomic_xchg, which replaces what is there: each share "
+                "overwrites the ones before it. Add them with tl.atomic_add.", "atomic", ())
     if evidence.atomics_on(name) and not evidence.plain_stores_on(name):
         return ("The kernel does add into it with atomics, so the shares went astray before that: do the atomic's "
                 "offsets put each share where it belongs, does every program add all of its rows (an accumulator "

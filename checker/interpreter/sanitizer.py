@@ -69,6 +69,8 @@ def check(launch: Launch, builder: Any, ptr: Any, mask: Any, kind: str, op: str)
             if kind != LOAD:
                 buf.written = True
             buf.kinds.add(kind)
+            if kind == ATOMIC:
+                buf.kinds.add(op)  # which atomic: an exchange replaces, an add sums
             _record_site(launch, view, ptr, builder, addrs.size)
             if kind != STORE and buf.watch_poison is not None:  # a load, or an atomic's read of the old value
                 _note_poison_read(launch, buf, view, addrs)
@@ -141,6 +143,8 @@ def _check_lanes(launch: Launch, builder: Any, ptr: Any, mask: Any, addrs: np.nd
         if kind != LOAD:
             buf.written = True
         buf.kinds.add(kind)
+        if kind == ATOMIC:
+            buf.kinds.add(op)  # which atomic: an exchange replaces, an add sums
         if not launch.locks:
             _track(launch, buf, addrs[owner == b], kind, pid, builder, op, ptr)
 
