@@ -34,11 +34,27 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     a size every passing case shares and every failing case lacks (same_size), beside it."""
     failing = [(case, r) for case, r in results if r.get("status") != "pass"]
     passing = [case for case, r in results if r.get("status") == "pass"]
-    everywhere = every_case_fails(results)
-    if everywhere:
-        return [everywhere] if arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
-    if not failing or not passing:
+    if not failing:
         return []
+    shown = _patterns(puzzle, results, failing, passing) if passing else []
+    if not shown:
+        # every case fails but the trivial ones (and a few with special inputs): no kind of case
+        # explains it, the arithmetic may
+        everywhere = every_case_fails(results)
+        if everywhere:
+            return [everywhere] if arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
+    if not shown and passing:
+        # the narrower splits, where no pattern above holds
+        # where two of them hold, the cases cannot tell which: both are shown, each a question
+        shown += [found for found in (only_float32_fails(results), blocks_differ(results),
+                                      past_documented(puzzle, results), one_size_for_another(results))
+                  if found and arbitrate.keeps_pattern(found, [r for _, r in failing])][:2]
+    return shown
+
+
+def _patterns(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, passing: list[Case]) -> list[Diagnosis]:
+    """The puzzle's patterns that hold (the most specific), a size the passing cases share, and NaN
+    exactly where a size fits in one block."""
     found = []
     for pattern in puzzle.summary_patterns:
         if not arbitrate.keeps_pattern(pattern, [r for _, r in failing]):
@@ -55,12 +71,6 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     empty = one_block_nonfinite(results)
     if empty:
         shown.append(empty)
-    if not shown:
-        # the narrower splits, where no pattern above holds
-        # where two of them hold, the cases cannot tell which: both are shown, each a question
-        shown += [found for found in (only_float32_fails(results), blocks_differ(results),
-                                      past_documented(puzzle, results), one_size_for_another(results))
-                  if found and arbitrate.keeps_pattern(found, [r for _, r in failing])][:2]
     return shown
 
 
@@ -184,10 +194,11 @@ def every_case_fails(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                       data={"outputs": always, "typical": typical})
     return asking(f"{seen}{spared}. A bug in the blocks, a mask or a size would spare some of these cases; a slip "
                   f"in the arithmetic spares none. Compare how the kernel computes {what} with the page's formula, "
-                  f"term by term: each operand, sign, constant and scale, a term left out or one too many. (Two "
-                  f"slips outside the formula break every case too: a running value that does not start from 0, "
-                  f"and a loop that steps by less than its block, adding elements more than once.)",
-                  "formula", "accumulate", "loop", code="cases.every_case", strength=Strength.PATTERN,
+                  f"term by term: each operand, sign, constant and scale, a term left out or one too many. (A few "
+                  f"slips outside the formula break every case too: a sum that does not start from 0, a mask or a "
+                  f"loop bound one short (N - 1) that drops the last element, a loop that steps by less than its "
+                  f"block and adds elements twice.)",
+                  "formula", "accumulate", "fill", "mask", "loop", code="cases.every_case", strength=Strength.PATTERN,
                   data={"outputs": always, "typical": typical})
 
 

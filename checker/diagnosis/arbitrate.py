@@ -115,8 +115,10 @@ class Story:
         self.cause = ""
         self.strength = Strength.PATTERN
         self.case = ""
-        # output label -> known bug -> the case that ruled it out (its output was not that bug's there)
-        self.ruled_out: dict[str, dict[str, str]] = {}
+        # output label -> known bug -> the cases that ruled it out (its output was not that bug's there),
+        # and those whose output it fitted
+        self.ruled_out: dict[str, dict[str, list[str]]] = {}
+        self.fitted: dict[str, dict[str, int]] = {}
 
     # causes that tell no story of their own: code the compiler rejects (its message is about
     # the code, and a case whose kernel compiles may show what the code means), a stub, an input
@@ -160,15 +162,21 @@ class Story:
         cut, left = sharper(case.diagnoses), {}
         outputs = [o for o in case.outputs if not o.ok and o.diagnosis and shown(o.diagnosis, cut)]
         for o in list(outputs):
-            # a known bug an earlier case ruled out for this output: a coincidence here, not the bug
-            where = self.ruled_out.get(o.label, {}).get(o.diagnosis.code.removeprefix("variant."))
-            if o.diagnosis.code.startswith("variant.") and where:
-                left[o.label] = (f"(these numbers sit near a known mistake, but `{o.label}` in {where} is not "
+            # a known bug that more earlier cases ruled out for this output than it fitted: a
+            # coincidence here (a confident row, where leaving out the softmax's sum changes nothing)
+            if not o.diagnosis.code.startswith("variant."):
+                continue
+            name = o.diagnosis.code.removeprefix("variant.")
+            fitted = self.fitted.setdefault(o.label, {})
+            fitted[name] = fitted.get(name, 0) + 1
+            against = self.ruled_out.get(o.label, {}).get(name, [])
+            if len(against) >= fitted[name]:
+                left[o.label] = (f"(these numbers sit near a known mistake, but `{o.label}` in {against[0]} is not "
                                  f"that mistake's: a coincidence here, left out)")
                 outputs.remove(o)
         for o in case.outputs:
             for name in o.refuted:
-                self.ruled_out.setdefault(o.label, {}).setdefault(name, case.heading)
+                self.ruled_out.setdefault(o.label, {}).setdefault(name, []).append(case.heading)
         told = bool(self.cause)
         if told:
             for o in outputs:
