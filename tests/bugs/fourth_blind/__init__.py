@@ -1,0 +1,1 @@
+"""The fourth blind corpus of puzzles 27-32: learner bugs and correct rewrites, written apart from the hint code."""
