@@ -14,6 +14,7 @@ from checker.diagnosis.model import NO_HINT, Diagnosis, Span, Strength, certain
 from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.variants import refuted
+from checker.diagnosis import literals
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
@@ -268,6 +269,20 @@ def _size(reference) -> int:
 REFERENCES = ReferenceCache()
 
 
+def _literals(puzzle: Puzzle, part: Part, case: Case, source: KernelSource) -> list[dict]:
+    """Numbers in this part's kernels that are the documented case's sizes, where this case's differ
+    (checker/diagnosis/literals.py): read where a case fails."""
+    documented = next((c for c in puzzle.cases() if c.documented), None)
+    if documented is None or not documented.sizes:
+        return []
+    values = literals.documented_values(dict(documented.sizes), dict(documented.params))
+    try:
+        return literals.written_in(source.text, list(part.kernels), puzzle.solution, values,
+                                   {**case.params, **case.sizes})
+    except (OSError, ValueError):
+        return []
+
+
 def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSource, device: str,
              seed: int, on_launch=None) -> dict:
     """on_launch: called right before the kernels run (the runner times only them against --timeout).
@@ -310,7 +325,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             raise
         error = error_event(exc, source)
         fatal = device == "cuda" and error["kind"] == "gpu_fault"
-        return {**result, "status": "error", "error": error, "fatal": fatal}
+        return {**result, "status": "error", "error": error, "fatal": fatal,
+                "literals": _literals(puzzle, part, case, source)}
 
     mutated = _mutated_inputs(before, inputs)
     comparisons, maps, evidence, operands = [], {}, None, None
@@ -365,6 +381,10 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     clock.append(time.perf_counter())
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
+    if not ok:
+        result["literals"] = _literals(puzzle, part, case, source)
+        if case.dtype == "float32":
+            result["narrowed"] = literals.narrowed_in(source.text, list(part.kernels), puzzle.solution)
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,
             "accesses": seen,  # what the kernels did to each output (load, store, atomic), where known
             "mutated": mutated, "error_maps": maps, "timings": timings}

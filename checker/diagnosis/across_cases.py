@@ -37,19 +37,21 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     if not failing:
         return []
     shown = _patterns(puzzle, results, failing, passing) if passing else []
+    written = [d for d in (number_written_in([r for _, r in failing]), narrowed([r for _, r in failing])) if d]
     if not shown:
         # every case fails but the trivial ones (and a few with special inputs): no kind of case
         # explains it, the arithmetic may
         everywhere = every_case_fails(results)
         if everywhere:
-            return [everywhere] if arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
+            kept = [everywhere] if arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
+            return kept + written
     if not shown and passing:
         # the narrower splits, where no pattern above holds
         # where two of them hold, the cases cannot tell which: both are shown, each a question
         shown += [found for found in (only_float32_fails(results), blocks_differ(results),
                                       past_documented(puzzle, results), one_size_for_another(results))
                   if found and arbitrate.keeps_pattern(found, [r for _, r in failing])][:2]
-    return shown
+    return shown + written
 
 
 def _patterns(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, passing: list[Case]) -> list[Diagnosis]:
@@ -325,3 +327,43 @@ def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                   f"and the others pass: is {t} used where {s} belongs — a loop over {s} bounded by {t}, a mask or an "
                   f"offset built from {t}?", "loop", "mask", "address", code="cases.one_size_for_another",
                   strength=Strength.PATTERN, data={"size": s, "used": t})
+
+
+def number_written_in(failing: list[dict]) -> Diagnosis | None:
+    """A number in the kernels that is one of the documented case's sizes (or half of one, or one of its
+    parameters), that the solution's kernel does not write, in failing cases whose own size differs
+    (the worker's `literals`, checker/diagnosis/literals.py). A fact about the code beside any pattern:
+    it asks, with the line."""
+    seen: dict[tuple, dict] = {}
+    for result in failing:
+        for found in result.get("literals") or ():
+            seen.setdefault((found["kernel"], found["line"], found["value"]), found)
+    if not seen:
+        return None
+    lines = []
+    for found in list(seen.values())[:3]:
+        means = found["means"]
+        what = (f"{means[0]} is" if len(means) == 1 else f"{', '.join(means[:-1])} and {means[-1]} are")
+        lines.append(f"line {found['line']} of `{found['kernel']}` has the number {found['value']} (`{found['code']}`), "
+                     f"and in the documented case {what} {found['value']}")
+    sizes = sorted({m.split(" ")[0] for f in seen.values() for m in f["means"]})
+    return asking(f"{'; '.join(lines)}, and the failing cases have another {' or '.join(sizes)}: is the number "
+                  f"written where the argument belongs? The kernel receives the sizes of each case; the page's "
+                  f"example sizes are one case among many.", "hardcoded", code="cases.number_written_in",
+                  strength=Strength.FIT, data={"values": [f["value"] for f in seen.values()]})
+
+
+def narrowed(failing: list[dict]) -> Diagnosis | None:
+    """float32 cases fail, and a kernel names bfloat16 or float16 on more lines than the solution's
+    (the worker's `narrowed`): a value rounded to 8 or 11 bits on the way, which float32 inputs show."""
+    seen: dict[tuple, dict] = {}
+    for result in failing:
+        for found in result.get("narrowed") or ():
+            seen.setdefault((found["kernel"], found["line"]), found)
+    if not seen:
+        return None
+    where = "; ".join(f"line {f['line']} of `{f['kernel']}` (`{f['code']}`)" for f in list(seen.values())[:3])
+    return asking(f"float32 cases fail, and the kernel converts to a 16-bit type where the reference solution does "
+                  f"not: {where}. A value rounded to bfloat16 (8 bits) or float16 (11) keeps fewer digits than a "
+                  f"float32 case needs: is it meant? Keep float32 from the loads to the store, and convert once, to "
+                  f"the output's type, at the store.", "precision", code="cases.narrowed", strength=Strength.FIT)

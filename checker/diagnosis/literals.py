@@ -1,0 +1,123 @@
+"""Two facts about a kernel's code that the run cannot show as well as the text does.
+
+Numbers written into a kernel where a size belongs: an integer in the kernel's code that equals a
+size of the documented case (L = 40), half of one (D / 2 = 8) or one of its parameters (BLOCK_V =
+16), and that the reference solution's kernel of the same name does not write anywhere. The page's
+example sizes are the ones a learner has in front of them; a kernel tried on them alone passes.
+
+Values rounded to a 16-bit type on the way: a kernel that names bfloat16 or float16 more often than
+the solution's kernel of the same name does, in a float32 case (where the inputs carry more digits
+than such a rounding keeps).
+
+These are facts about the source, not about the run: they say where, and ask. It is read only where a case fails, and only where that case's own value of the size
+differs (there the number is wrong; in the documented case it is harmless).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+from typing import Any
+
+SMALLEST = 3  # 1 and 2 are everywhere (a step of one, a half); a size written in is larger
+
+
+def _kernels(text: str, names: set[str]) -> dict[str, ast.FunctionDef]:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name in names}
+
+
+def _integers(function: ast.FunctionDef) -> list[tuple[int, int]]:
+    """(value, line) of each integer in the body (the signature's defaults and the docstring left out)."""
+    found = []
+    for statement in function.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= SMALLEST:
+                found.append((node.value, node.lineno))
+    return found
+
+
+@functools.lru_cache(maxsize=32)
+def _solution_integers(path: str, names: frozenset[str]) -> dict[str, frozenset[int]]:
+    text = Path(path).read_text()
+    return {name: frozenset(v for v, _ in _integers(f)) for name, f in _kernels(text, set(names)).items()}
+
+
+def documented_values(sizes: dict[str, int], params: dict[str, Any]) -> dict[int, list[str]]:
+    """value -> what it is in the documented case: its sizes, their halves, its integer parameters."""
+    values: dict[int, list[str]] = {}
+    for name, v in sizes.items():
+        values.setdefault(v, []).append(name)
+        if v % 2 == 0:
+            values.setdefault(v // 2, []).append(f"{name} / 2")
+    for name, v in params.items():
+        if type(v) is int:
+            values.setdefault(v, []).append(name)
+    return {v: names for v, names in values.items() if v >= SMALLEST}
+
+
+def written_in(text: str, kernels: list[str], solution: Path | None, documented: dict[int, list[str]],
+               this_case: dict[str, Any]) -> list[dict]:
+    """The numbers in these kernels that equal a documented size or parameter, where the solution's
+    kernel of the same name has no such number and this case's value of that size differs. Each:
+    {kernel, line, code, value, means} (means: the sizes it equals, e.g. ["L"])."""
+    if solution is None or not solution.is_file():
+        return []
+    names = frozenset(kernels)
+    learner = _kernels(text, set(names))
+    reference = _solution_integers(str(solution), names)
+    lines = text.split("\n")
+    found, seen = [], set()
+    for name, function in learner.items():
+        if name not in reference:
+            continue  # a kernel of the learner's own: nothing to compare it with
+        for value, line in _integers(function):
+            means = [m for m in documented.get(value, ()) if _differs(m, value, this_case)]
+            if not means or value in reference[name] or (value, line) in seen:
+                continue
+            seen.add((value, line))
+            found.append({"kernel": name, "line": line, "code": lines[line - 1].strip() if line <= len(lines) else "",
+                          "value": value, "means": means})
+    return found
+
+
+def _differs(meaning: str, value: int, this_case: dict[str, Any]) -> bool:
+    """This case's value of what the number stands for is another: here the number is wrong."""
+    name, half = (meaning[:-4], True) if meaning.endswith(" / 2") else (meaning, False)
+    own = this_case.get(name)
+    if type(own) is not int:
+        return False
+    return (own // 2 if half else own) != value
+
+
+NARROW = ("bfloat16", "float16")
+
+
+def _narrowing_lines(function: ast.FunctionDef) -> list[int]:
+    """Lines of the body that name tl.bfloat16 or tl.float16 (a conversion, a dtype=)."""
+    return sorted({node.lineno for statement in function.body for node in ast.walk(statement)
+                   if isinstance(node, ast.Attribute) and node.attr in NARROW})
+
+
+@functools.lru_cache(maxsize=32)
+def _solution_narrowing(path: str, names: frozenset[str]) -> dict[str, int]:
+    return {name: len(_narrowing_lines(f)) for name, f in _kernels(Path(path).read_text(), set(names)).items()}
+
+
+def narrowed_in(text: str, kernels: list[str], solution: Path | None) -> list[dict]:
+    """The lines that name a 16-bit type in a kernel that names one on more lines than the solution's
+    kernel of the same name. Each: {kernel, line, code}."""
+    if solution is None or not solution.is_file():
+        return []
+    names = frozenset(kernels)
+    reference = _solution_narrowing(str(solution), names)
+    lines = text.split("\n")
+    found = []
+    for name, function in _kernels(text, set(names)).items():
+        narrowing = _narrowing_lines(function)
+        if name in reference and len(narrowing) > reference[name]:
+            found += [{"kernel": name, "line": line, "code": lines[line - 1].strip()} for line in narrowing]
+    return found
