@@ -196,11 +196,13 @@ def every_case_fails(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                       data={"outputs": always, "typical": typical})
     return asking(f"{seen}{spared}. A bug in the blocks, a mask or a size would spare some of these cases; a slip "
                   f"in the arithmetic spares none. Compare how the kernel computes {what} with the page's formula, "
-                  f"term by term: each operand, sign, constant and scale, a term left out or one too many. (A few "
-                  f"slips outside the formula break every case too: a sum that does not start from 0, a mask or a "
-                  f"loop bound one short (N - 1) that drops the last element, a loop that steps by less than its "
-                  f"block and adds elements twice.)",
-                  "formula", "accumulate", "fill", "mask", "loop", code="cases.every_case", strength=Strength.PATTERN,
+                  f"term by term: each operand, sign, constant and scale, a term left out or one too many — and "
+                  f"where each operand is read from: a pointer copied from the line above, a table's row without its "
+                  f"stride. (A few slips outside the formula break every case too: a sum that does not start from "
+                  f"0, a mask or a loop bound one short (N - 1) that drops the last element, a loop that steps by "
+                  f"less than its block and adds elements twice.)",
+                  "formula", "address", "accumulate", "fill", "mask", "loop", code="cases.every_case",
+                  strength=Strength.PATTERN,
                   data={"outputs": always, "typical": typical})
 
 

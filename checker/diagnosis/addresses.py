@@ -203,11 +203,15 @@ def _outside_finding(layout: Layout, origin: int, pid: Pid, origins: dict[Pid, i
     rows_apart = layout.row_stride()
     where = layout.coordinates(origin)
     if origin < 0:
+        # inside a loop, a counter that starts a step early (or a walk backwards that runs a step too
+        # far) reaches back by a block, as a wrong offset does
+        loop = (" Or, in this loop, does its counter start a step early, or a walk backwards run a step too "
+                "far?") if in_loop else ""
         return _found("addr.starts_before",
                       f"Program {pid} starts this access at element {origin}, before the start of {_label(layout)}. If "
                       f"the block is not meant to reach back, an offset is off (by {-origin}?): fix the offset, not "
-                      f"the mask. If it is meant to (a neighbour's value), switch the lanes before the start off "
-                      f"with a mask.", "", ("address", "mask"))
+                      f"the mask.{loop} If it is meant to (a neighbour's value), switch the lanes before the start off "
+                      f"with a mask.", "", ("address", "loop", "mask") if in_loop else ("address", "mask"))
     if origin >= layout.span:
         problem = f"beyond the {_elements(layout.span)} of {_label(layout)}"
     elif where is not None and len(layout.shape) >= 2 and where[1] >= layout.shape[-1]:

@@ -373,8 +373,10 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
         sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
         return asking(f"{elements} NaN or Inf, in a case with {sizes}. A division by zero there: by "
                       f"{minus}, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
-                      f"whose loop never ran for so small a size, or offsets that leave a row no valid element?",
-                      "formula", "loop", "mask", "address", code="values.nonfinite")
+                      f"whose loop never ran for so small a size, or offsets that leave a row no valid element? Or "
+                      f"a running sum that ends at 0: rescaled by exp(m_old − m_new) after the new block's terms "
+                      f"are added, it is 0 after the first block (m_old = −inf)?",
+                      "formula", "loop", "mask", "address", "accumulate", code="values.nonfinite")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
