@@ -145,6 +145,16 @@ def test_overlapping_blocks_are_named():
     assert finding is not None and "overlap" in finding.text and finding.cause == "address"
 
 
+def test_a_block_wider_than_any_size_the_kernel_was_given_asks_whether_its_width_is_written_in():
+    """tl.arange(0, 128) where BLOCK (64) belongs: the programs move by BLOCK, their blocks are 128 wide."""
+    layout = Layout("db_ptr", (512,), (1,), 4, 512)
+    by_pid = {(p, 0, 0): p * 64 + np.arange(128) for p in range(4)}
+    finding = addresses.overlapping_writes(layout, by_pid[(1, 0, 0)], site_of(by_pid), (1, 0, 0), (4, 1, 1),
+                                           {"BLOCK": 64, "n_elements": 500})
+    assert finding.code == "addr.width_hardcoded" and finding.candidates == ("hardcoded", "address")
+    assert "tl.arange(0, 128)" in finding.text
+
+
 def test_a_move_by_a_given_size_in_a_wider_padded_block_asks_mask_or_address():
     layout = Layout("q_ptr", (3, 3, 8), (24, 8, 1), 4, 72)           # [tokens, heads, D]: 3 heads per token
     rows, cols = np.arange(4), np.arange(8)                          # a block of 4 heads, the 4th unmasked

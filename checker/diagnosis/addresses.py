@@ -270,6 +270,12 @@ def _overlap_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tu
                 return _found("addr.overlap_hardcoded",
                               text + f" {moved} is none of the sizes the kernel was given: is it hard-coded?", "",
                               ("address", "hardcoded"))
+            if scalars and width > 1 and width not in scalars.values() and moved in scalars.values():
+                # the move is a size the kernel was given, the width is none: the width was written in
+                return _found("addr.width_hardcoded",
+                              text + f" {width} is none of the sizes the kernel was given: is the block's width "
+                              f"hard-coded (tl.arange(0, {width}) where the block size belongs)?", "",
+                              ("hardcoded", "address"))
             if moved in (sizes or {}).values():
                 return _found("addr.overlap_or_mask",
                               text.rsplit(" Program p's", 1)[0] + f" {moved}{name_of(moved, sizes)} is a size the "
