@@ -295,14 +295,14 @@ def past_documented(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> Diagnos
 
 
 def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
-    """Every failing case (two at least, or the one case there is) has a size S larger than what another size T covers (T
+    """Every failing case (two at least) has a size S larger than what another size T covers (T
     itself, or T rounded up to whole blocks of one of the block sizes: a loop over T's blocks), half
     the cases with S beyond it at least fail, and three cases or more that are not trivial with S
     within it pass: T used where S belongs (a loop over S bounded by T, a mask comparing with T),
     which the cases where T covers S hide. Only where one pair of sizes splits the cases so."""
     failing = [c for c, r in results if r.get("status") != "pass"]
-    if not failing or not all(c.sizes for c, _ in results):
-        return None
+    if len(failing) < 2 or not all(c.sizes for c, _ in results):
+        return None  # one failing case is unique in too many ways to single out a pair of sizes
     names = list(results[0][0].sizes)
     blocks = [None, *sorted(set.intersection(*[set(_blocks(c)) for c, _ in results]))]
     found = set()
@@ -316,16 +316,13 @@ def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                 # a trivial case's pass says nothing, its failure does
                 beyond = [r for c, r in results if c.sizes[s] > reach(c) and not (trivial(c) and r.get("status") == "pass")]
                 covered = [c for c, r in results if c.sizes[s] <= reach(c) and not trivial(c) and r.get("status") == "pass"]
-                # one failing case is enough only where it is the one case beyond, and many are within
-                if (all(c.sizes[s] > reach(c) for c in failing) and len(covered) >= (3 if len(failing) > 1 else 5)
-                        and 2 * sum(r.get("status") != "pass" for r in beyond) >= len(beyond)
-                        and (len(failing) > 1 or len(beyond) == 1)):
+                if (all(c.sizes[s] > reach(c) for c in failing) and len(covered) >= 3
+                        and 2 * sum(r.get("status") != "pass" for r in beyond) >= len(beyond)):
                     found.add((s, t))
     if len(found) != 1:
         return None  # none, or several pairs the cases cannot tell apart
     s, t = next(iter(found))
-    which = "only cases" if len(failing) > 1 else "only the case"
-    return asking(f"{which} where {s} is larger than {t} fail{'s' if len(failing) == 1 else ''} ({'; '.join(f'{s} = {c.sizes[s]}, {t} = {c.sizes[t]}' for c in failing[:3])}), "
+    return asking(f"only cases where {s} is larger than {t} fail ({'; '.join(f'{s} = {c.sizes[s]}, {t} = {c.sizes[t]}' for c in failing[:3])}), "
                   f"and the others pass: is {t} used where {s} belongs — a loop over {s} bounded by {t}, a mask or an "
                   f"offset built from {t}?", "loop", "mask", "address", code="cases.one_size_for_another",
                   strength=Strength.PATTERN, data={"size": s, "used": t})
