@@ -83,8 +83,8 @@ RIGHT = [
     Right("block_in_two_halves", (Kernel("histogram_kernel", '''
         @triton.jit
         def histogram_kernel(x_ptr, hist_ptr, N, BLOCK: tl.constexpr):
-            half = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK // 2)
-            for offsets in (half, half + BLOCK // 2):
+            for h in tl.static_range(2):  # (a `for` over a tuple of blocks does not compile for a GPU)
+                offsets = tl.program_id(0) * BLOCK + h * (BLOCK // 2) + tl.arange(0, BLOCK // 2)
                 ok = offsets < N
                 tl.atomic_add(hist_ptr + tl.load(x_ptr + offsets, mask=ok, other=0), 1, mask=ok)
         '''),), "each program's block counted in two halves (a static loop over two offset blocks)"),
