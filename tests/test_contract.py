@@ -68,7 +68,9 @@ def worst_ratios(report) -> dict:
     return worst
 
 
-@pytest.mark.parametrize("seed", [0, 7])
+# one seed: a second one (7) cost about 30 s of CI's 15 minutes; the margins are checked again on
+# the GPU's own inputs (test_solution_passes_on_the_gpu) and by every correct alternative
+@pytest.mark.parametrize("seed", [0])
 @pytest.mark.parametrize("puzzle", by_puzzle())
 def test_solution_passes_within_half_of_each_tolerance(puzzle, seed):
     text = puzzle.solution.read_text(encoding="utf-8")

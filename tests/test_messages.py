@@ -255,7 +255,7 @@ def test_nan_in_a_case_with_a_size_of_one_blames_that_size_only_where_it_is_rare
                            compare("y", got, ref, 1.0, tol, None), Evidence(sanitized=True),
                            types.SimpleNamespace(sizes={"B": 1, "N": 8}, params={}))
     assert "B = 1" in hint([1, 2, 4, 4]).text            # one batch is rare: a division by B - 1?
-    assert hint([1, 2, 4, 4]).candidates == ("formula", "loop", "mask", "address")
+    assert hint([1, 2, 4, 4]).candidates == ("formula", "loop", "mask", "address", "accumulate")
     assert "B = 1" not in hint([1, 1, 1, 2]).text        # most cases have one: says nothing
     assert "address" in hint([1, 1, 1, 2]).candidates
 

@@ -22,10 +22,18 @@ from typing import Any
 SMALLEST = 3  # 1 and 2 are everywhere (a step of one, a half); a size written in is larger
 
 
-def _kernels(text: str, names: set[str]) -> dict[str, ast.FunctionDef]:
+@functools.lru_cache(maxsize=8)
+def _tree(text: str) -> ast.Module | None:
+    """The parsed source (a check reads the same text for every failing case)."""
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except SyntaxError:
+        return None
+
+
+def _kernels(text: str, names: set[str]) -> dict[str, ast.FunctionDef]:
+    tree = _tree(text)
+    if tree is None:
         return {}
     return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name in names}
 
