@@ -269,20 +269,6 @@ def _size(reference) -> int:
 REFERENCES = ReferenceCache()
 
 
-def _literals(puzzle: Puzzle, part: Part, case: Case, source: KernelSource) -> list[dict]:
-    """Numbers in this part's kernels that are the documented case's sizes, where this case's differ
-    (checker/diagnosis/literals.py): read where a case fails."""
-    documented = next((c for c in puzzle.cases() if c.documented), None)
-    if documented is None or not documented.sizes:
-        return []
-    values = literals.documented_values(dict(documented.sizes), dict(documented.params))
-    try:
-        return literals.written_in(source.text, list(part.kernels), puzzle.solution, values,
-                                   {**case.params, **case.sizes})
-    except (OSError, ValueError):
-        return []
-
-
 def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSource, device: str,
              seed: int, on_launch=None) -> dict:
     """on_launch: called right before the kernels run (the runner times only them against --timeout).
@@ -326,7 +312,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         error = error_event(exc, source)
         fatal = device == "cuda" and error["kind"] == "gpu_fault"
         return {**result, "status": "error", "error": error, "fatal": fatal,
-                "literals": _literals(puzzle, part, case, source)}
+                **literals.source_facts(puzzle, part, case, source.text, compared=False)}
 
     mutated = _mutated_inputs(before, inputs)
     comparisons, maps, evidence, operands = [], {}, None, None
@@ -382,9 +368,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
     if not ok:
-        result["literals"] = _literals(puzzle, part, case, source)
-        if case.dtype == "float32":
-            result["narrowed"] = literals.narrowed_in(source.text, list(part.kernels), puzzle.solution)
+        result.update(literals.source_facts(puzzle, part, case, source.text))
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,
             "accesses": seen,  # what the kernels did to each output (load, store, atomic), where known
             "mutated": mutated, "error_maps": maps, "timings": timings}

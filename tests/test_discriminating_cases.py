@@ -15,11 +15,6 @@ from checker import registry
 from checker.puzzle.model import Case
 
 
-def _blocks(case: Case) -> dict[str, int]:
-    return {k: v for k, v in case.params.items()
-            if k.startswith("BLOCK") and isinstance(v, int) and not isinstance(v, bool)}
-
-
 def problems(cases: list[Case]) -> list[str]:
     """What the interpreter's cases cannot decide (empty: every pattern is decidable)."""
     cpu = [c for c in cases if not c.gpu_only]
@@ -32,8 +27,8 @@ def problems(cases: list[Case]) -> list[str]:
             found.append("no case is one partly filled block (not a power of two, not wider than a block)")
         if not [c for c in cpu if "wide" in c.tags and "non_pow2" not in c.tags and "tail" not in c.tags]:
             found.append("no case is several whole blocks (wider than a block, every size a multiple of it)")
-    names = {k for c in cpu for k in _blocks(c)}
-    if len(names) >= 2 and not [c for c in cpu if len(set(_blocks(c).values())) >= 2]:
+    names = {k for c in cpu for k in c.blocks}
+    if len(names) >= 2 and not [c for c in cpu if len(set(c.blocks.values())) >= 2]:
         found.append(f"no case has two different block sizes ({', '.join(sorted(names))} always equal)")
     return found
 

@@ -229,10 +229,6 @@ def only_float32_fails(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                   data={"typical": typical})
 
 
-def _blocks(case: Case) -> dict[str, int]:
-    return {k: v for k, v in case.params.items() if "BLOCK" in k and isinstance(v, int) and not isinstance(v, bool)}
-
-
 def blocks_differ(results: list[tuple[Case, dict]]) -> Diagnosis | None:
     """Every failing case has two block sizes that differ (two failing cases at least), and every case
     that is not trivial where those two are equal passes (two at least): one block size used where
@@ -242,7 +238,7 @@ def blocks_differ(results: list[tuple[Case, dict]]) -> Diagnosis | None:
     failing = [c for c, r in results if r.get("status") != "pass"]
     if len(failing) < 2:
         return None
-    names = sorted(set.intersection(*[set(_blocks(c)) for c, _ in results])) if results else []
+    names = sorted(set.intersection(*[set(c.blocks) for c, _ in results])) if results else []
     found = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -304,7 +300,7 @@ def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
     if len(failing) < 2 or not all(c.sizes for c, _ in results):
         return None  # one failing case is unique in too many ways to single out a pair of sizes
     names = list(results[0][0].sizes)
-    blocks = [None, *sorted(set.intersection(*[set(_blocks(c)) for c, _ in results]))]
+    blocks = [None, *sorted(set.intersection(*[set(c.blocks) for c, _ in results]))]
     found = set()
     for s in names:
         for t in names:
@@ -328,15 +324,22 @@ def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                   strength=Strength.PATTERN, data={"size": s, "used": t})
 
 
+def _source_facts(failing: list[dict], kind: str) -> dict[tuple, dict]:
+    """The worker's facts of one kind about the code (checker/diagnosis/literals.py), once each: every
+    failing case reports the same lines."""
+    seen: dict[tuple, dict] = {}
+    for result in failing:
+        for found in result.get(kind) or ():
+            seen.setdefault((found["kernel"], found["line"], found.get("value")), found)
+    return seen
+
+
 def number_written_in(failing: list[dict]) -> Diagnosis | None:
     """A number in the kernels that is one of the documented case's sizes (or half of one, or one of its
     parameters), that the solution's kernel does not write, in failing cases whose own size differs
     (the worker's `literals`, checker/diagnosis/literals.py). A fact about the code beside any pattern:
     it asks, with the line."""
-    seen: dict[tuple, dict] = {}
-    for result in failing:
-        for found in result.get("literals") or ():
-            seen.setdefault((found["kernel"], found["line"], found["value"]), found)
+    seen = _source_facts(failing, "literals")
     if not seen:
         return None
     lines = []
@@ -355,10 +358,7 @@ def number_written_in(failing: list[dict]) -> Diagnosis | None:
 def narrowed(failing: list[dict]) -> Diagnosis | None:
     """float32 cases fail, and a kernel names bfloat16 or float16 on more lines than the solution's
     (the worker's `narrowed`): a value rounded to 8 or 11 bits on the way, which float32 inputs show."""
-    seen: dict[tuple, dict] = {}
-    for result in failing:
-        for found in result.get("narrowed") or ():
-            seen.setdefault((found["kernel"], found["line"]), found)
+    seen = _source_facts(failing, "narrowed")
     if not seen:
         return None
     where = "; ".join(f"line {f['line']} of `{f['kernel']}` (`{f['code']}`)" for f in list(seen.values())[:3])

@@ -159,24 +159,10 @@ class Story:
         Returns the outputs whose diagnosis is left out: label -> the note that stands in its place."""
         if case.status == "pass":
             return {}
-        cut, left = sharper(case.diagnoses), {}
+        cut = sharper(case.diagnoses)
         outputs = [o for o in case.outputs if not o.ok and o.diagnosis and shown(o.diagnosis, cut)]
-        for o in list(outputs):
-            # a known bug that more earlier cases ruled out for this output than it fitted: a
-            # coincidence here (a confident row, where leaving out the softmax's sum changes nothing)
-            if not o.diagnosis.code.startswith("variant."):
-                continue
-            name = o.diagnosis.code.removeprefix("variant.")
-            fitted = self.fitted.setdefault(o.label, {})
-            fitted[name] = fitted.get(name, 0) + 1
-            against = self.ruled_out.get(o.label, {}).get(name, [])
-            if len(against) >= fitted[name]:
-                left[o.label] = (f"(these numbers sit near a known mistake, but `{o.label}` in {against[0]} is not "
-                                 f"that mistake's: a coincidence here, left out)")
-                outputs.remove(o)
-        for o in case.outputs:
-            for name in o.refuted:
-                self.ruled_out.setdefault(o.label, {}).setdefault(name, []).append(case.heading)
+        left = self._coincidences(case, outputs)
+        outputs = [o for o in outputs if o.label not in left]
         told = bool(self.cause)
         if told:
             for o in outputs:
@@ -187,6 +173,26 @@ class Story:
         if not told:
             for o in outputs:
                 self.proven(o.diagnosis, case.heading)
+        return left
+
+    def _coincidences(self, case, outputs: list) -> dict[str, str]:
+        """The outputs whose known bug more earlier cases ruled out than it fitted: a coincidence here
+        (a confident row, where leaving out the softmax's sum changes nothing), with the note that
+        stands in its place. Then what this case rules out, for the cases after it."""
+        left = {}
+        for o in outputs:
+            if not o.diagnosis.code.startswith("variant."):
+                continue
+            name = o.diagnosis.code.removeprefix("variant.")
+            fitted = self.fitted.setdefault(o.label, {})
+            fitted[name] = fitted.get(name, 0) + 1
+            against = self.ruled_out.get(o.label, {}).get(name, [])
+            if len(against) >= fitted[name]:
+                left[o.label] = (f"(these numbers sit near a known mistake, but `{o.label}` in {against[0]} is not "
+                                 f"that mistake's: a coincidence here, left out)")
+        for o in case.outputs:
+            for name in o.refuted:
+                self.ruled_out.setdefault(o.label, {}).setdefault(name, []).append(case.heading)
         return left
 
     def note(self, diagnosis: Diagnosis) -> str:

@@ -129,3 +129,22 @@ def narrowed_in(text: str, kernels: list[str], solution: Path | None) -> list[di
         if name in reference and len(narrowing) > reference[name]:
             found += [{"kernel": name, "line": line, "code": lines[line - 1].strip()} for line in narrowing]
     return found
+
+
+def source_facts(puzzle: Any, part: Any, case: Any, text: str, compared: bool = True) -> dict[str, list[dict]]:
+    """What a failing case's result carries about the code: `literals` (numbers that are documented
+    sizes where this case's differ) and, in a float32 case whose values were compared (compared:
+    not stopped by an error), `narrowed` (16-bit types the solution's kernels do not name: a
+    rounding shows in values). Empty where the solution or the documented case is not there."""
+    kernels, solution = list(part.kernels), puzzle.solution
+    documented = next((c for c in puzzle.cases() if c.documented), None)
+    facts: dict[str, list[dict]] = {}
+    try:
+        if documented is not None and documented.sizes:
+            values = documented_values(dict(documented.sizes), dict(documented.params))
+            facts["literals"] = written_in(text, kernels, solution, values, {**case.params, **case.sizes})
+        if compared and case.dtype == "float32":
+            facts["narrowed"] = narrowed_in(text, kernels, solution)
+    except (OSError, ValueError):
+        return {}
+    return facts

@@ -53,6 +53,12 @@ class Case:
     labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def blocks(self) -> dict[str, int]:
+        """The case's block sizes: its integer parameters named BLOCK_*."""
+        return {k: v for k, v in self.params.items()
+                if k.startswith("BLOCK") and isinstance(v, int) and not isinstance(v, bool)}
+
+    @property
     def dims(self) -> str:
         if self.shape:
             return self.shape
