@@ -102,3 +102,24 @@ def test_against_liger_says_where_the_copy_was_no_ceiling():
     words = against_liger([row(ms=0.02, liger_ms=0.05), row(dims="M=8, H=8")])
     assert "At M=4096, H=1024 the copy of the same bytes, timed in the same rounds, was slower" in words
     assert "M=8, H=8 the copy" not in words
+
+
+def test_the_torch_column_names_the_library_pytorch_picked():
+    """"torch" alone does not say which kernel was beaten: the head names the pick's library, each
+    cell names its own where the sizes got different ones, and the spec's notes join the head."""
+    same = table([row(torch_backend="cuDNN"), row(torch_backend="cuDNN", dims="M=8, H=8")], "H100",
+                 notes=("flops per size: counted so",))
+    assert "torch (cuDNN) ms" in same[-3] and "(cuDNN)" not in same[-1].replace("torch (cuDNN)", "")
+    assert any("named from its GPU kernels" in line for line in same) and "flops per size: counted so" in same
+    mixed = markdown_table([row(torch_backend="cuDNN"), row(torch_backend="flash", dims="M=8, H=8")])
+    assert "torch (cuDNN / flash) ms" in mixed and "0.080 (flash)" in mixed and "0.080 (cuDNN)" in mixed
+    assert "torch ms" in markdown_table([row()])  # no backend measured: the plain name
+
+
+def test_pytorchs_attention_backend_is_named_from_its_kernel_names():
+    from checker.specs.families.attention import sdpa_backend
+    # cuDNN's kernel names say "flash" too: the library's own name decides first
+    assert sdpa_backend(["Memset (Device)", "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16"]) == "cuDNN"
+    assert sdpa_backend(["void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits>"]) == "flash"
+    assert sdpa_backend(["fmha_cutlassF_bf16_aligned_64x64_rf_sm80"]) == "efficient"
+    assert sdpa_backend(["void at::native::softmax_warp_forward", "gemm"]) == "math"

@@ -57,6 +57,7 @@ class BenchRow:
     # --profile: per column ("yours", "compile"), the kernels of one run: [name, µs, launches] (kernel_times)
     kernels: dict[str, list[list]] | None = None
     floors: list[str] = field(default_factory=list)  # extra_ms columns that do only part of the work
+    torch_backend: str = ""        # the library PyTorch picked for the torch column ("cuDNN"), where the spec names it
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
@@ -195,6 +196,10 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
     ms: list[float | None] = [None] * len(plain)
     for i, column in zip(timed, zip(*rounds)):
         ms[i] = statistics.median(column)
+    backend = ""
+    if bench.backend is not None:  # after the timing, which the profiler must not disturb
+        from checker.bench.kernel_times import kernel_times
+        backend = bench.backend([name for name, *_ in kernel_times(plain[1], steps=1)])
     found = None
     if profile:  # after the timing, which the profiler must not disturb
         from checker.bench.kernel_times import kernel_times
@@ -205,7 +210,7 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
                     torch.__version__, triton.__version__, scratch,
                     {name: t for name, t in zip(extra, ms[4:]) if t is not None}, liger_status, found,
-                    [name for name in extra if name in bench.floors])
+                    [name for name in extra if name in bench.floors], backend)
 
 
 def _liger(bench, inputs, case) -> tuple[Callable[[], Any] | None, str]:
@@ -238,13 +243,21 @@ def _columns(rows: list[BenchRow]) -> list[str]:
 KEY_COLUMN = "best other / yours"  # the verdict of a row: above 1, yours is the fastest
 
 
+def _label(name: str, rows: list[BenchRow]) -> str:
+    """A column's name in the head: the torch column with the library PyTorch picked ("torch
+    (cuDNN)"), all of them where the sizes got different ones (each cell then says its own)."""
+    backends = list(dict.fromkeys(r.torch_backend for r in rows if r.torch_backend))
+    return f"torch ({' / '.join(backends)})" if name == "torch" and backends else name
+
+
 def _cells(rows: list[BenchRow]) -> tuple[str, list[str], list[list[str]]]:
     """Per row: size, then time and rate of each column (the best non-learner time marked *), the
     copy bandwidth, and the best non-learner time over yours; in TFLOP/s where the work has flops,
     else GB/s. Returns (unit, head, rows)."""
     unit = "TFLOP/s" if any(r.tflop for r in rows) else "GB/s"
     columns = _columns(rows)
-    head = ["size"] + [h for name in columns for h in (f"{name} ms", unit)] + ["copy GB/s", KEY_COLUMN]
+    head = ["size"] + [h for name in columns for h in (f"{_label(name, rows)} ms", unit)] + ["copy GB/s", KEY_COLUMN]
+    several = len({r.torch_backend for r in rows if r.torch_backend}) > 1
     cells = []
     # rows whose sizes are alike differ by a flag (causal or not): they are named by their case
     twins = {r.dims for r in rows if sum(o.dims == r.dims and o.dtype == r.dtype for o in rows) > 1}
@@ -255,14 +268,15 @@ def _cells(rows: list[BenchRow]) -> tuple[str, list[str], list[list[str]]]:
         for name in columns:
             ms = r.column_ms(name)
             mark = "*" if name == best else ""
-            row += ["-", "-"] if ms is None else [f"{ms:.3f}{mark}", _fmt(rate(ms), unit).strip()]
+            own = f" ({r.torch_backend})" if name == "torch" and several and r.torch_backend else ""
+            row += ["-", "-"] if ms is None else [f"{ms:.3f}{mark}{own}", _fmt(rate(ms), unit).strip()]
         best_ms = r.others().get(best)
         cells.append(row + [f"{r.copy_gbps:.0f}", f"{best_ms / r.ms:.2f}x" if best_ms else "-"])
     return unit, head, cells
 
 
-def header(rows: list[BenchRow], device: str) -> list[str]:
-    """What the numbers were measured against, and how."""
+def header(rows: list[BenchRow], device: str, notes: tuple[str, ...] = ()) -> list[str]:
+    """What the numbers were measured against, and how (notes: the spec's own lines, Bench.notes)."""
     timing = " and ".join(sorted({r.timing for r in rows})) or "launches"
     versions = next(((r.torch_version, r.triton_version) for r in rows if r.torch_version), ("?", "?"))
     statuses = sorted({r.compile_status for r in rows if r.compile_status})
@@ -274,7 +288,9 @@ def header(rows: list[BenchRow], device: str) -> list[str]:
     floors = list(dict.fromkeys(name for r in rows for name in r.floors))
     if floors:
         lines.append(", ".join(floors) + ": part of the work only (a floor under a design), never the best other.")
-    return lines
+    if any(r.torch_backend for r in rows):
+        lines.append("torch: the library PyTorch picked for this work, named from its GPU kernels.")
+    return lines + list(notes)
 
 
 def _liger_words(rows: list[BenchRow]) -> str:
@@ -314,12 +330,12 @@ def against_liger(rows: list[BenchRow]) -> str:
     return f"Faster than Liger-Kernel's kernel at {len(faster)} of {len(timed)} sizes ({each}).{caveat}"
 
 
-def table(rows: list[BenchRow], device: str) -> list[str]:
+def table(rows: list[BenchRow], device: str, notes: tuple[str, ...] = ()) -> list[str]:
     """The printed table: per size, time and throughput of yours and of each baseline."""
     unit, head, cells = _cells(rows)
     widths = [28] + [10, 8] * (len(head) // 2 - 1) + [9, 18]
     fmt = lambda row: " ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))  # noqa: E731
-    return header(rows, device) + [fmt(head)] + [fmt(row) for row in cells] + memory_lines(rows) + kernel_lines(rows)
+    return header(rows, device, notes) + [fmt(head)] + [fmt(row) for row in cells] + memory_lines(rows) + kernel_lines(rows)
 
 
 def kernel_lines(rows: list[BenchRow]) -> list[str]:
@@ -354,7 +370,8 @@ def chart(rows: list[BenchRow], title: str):
     rate = (lambda r, ms: r.tflops(ms) or 0) if flops else (lambda r, ms: r.gbps(ms) or 0)  # noqa: E731
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(rows) + 2), 3.6))
-    series = [("yours", [rate(r, r.ms) for r in rows]), ("PyTorch", [rate(r, r.torch_ms) for r in rows]),
+    pytorch = _label("torch", rows).replace("torch", "PyTorch")
+    series = [("yours", [rate(r, r.ms) for r in rows]), (pytorch, [rate(r, r.torch_ms) for r in rows]),
               ("torch.compile", [rate(r, r.compile_ms) for r in rows])]
     if any(r.liger_ms for r in rows):
         series.append(("Liger-Kernel", [rate(r, r.liger_ms) for r in rows]))

@@ -304,10 +304,23 @@ class DeclaredPuzzle:
             return EXACT
         return (ACCUMULATED_TOLERANCES if declared.accumulated else TOLERANCES)[dtype]
 
+    def _forward_likes(self, inputs: dict, case: Case) -> dict:
+        """The forward's outputs for their shapes and kinds only: run on the meta device (no
+        arithmetic: a benchmark's attention at 16 heads of 16384 keys needs 32 GiB for its float64
+        scores), or computed where the forward cannot run there."""
+        import torch
+        try:
+            meta = {name: torch.empty(tuple(value.shape), device="meta",
+                                      dtype=torch.float64 if value.is_floating_point() else torch.long)
+                    if torch.is_tensor(value) else value for name, value in inputs.items()}
+            return self._forward(meta, case)
+        except Exception:  # noqa: BLE001 (any failure there only means: compute it)
+            return self._in_float64(inputs, lambda values: self._forward(values, case))
+
     def allocate(self, decl: PartDecl) -> Callable[[dict, Case], dict]:
         def allocate(inputs: dict, case: Case) -> dict:
             import torch
-            reference = self._in_float64(inputs, lambda values: self._forward(values, case))
+            reference = self._forward_likes(inputs, case)
             device = next(v.device for v in inputs.values() if torch.is_tensor(v))
             outs = {}
             for o in (o for o in decl.outputs if not o.provided):  # the launch returns those itself
@@ -429,7 +442,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                       memory=bench.memory,
                       extra={name: (lambda fn: lambda i, c: call_by_name(fn, names(i, c)))(fn)
                              for name, fn in {**bench.extra, **bench.floors}.items()},
-                      floors=tuple(bench.floors))
+                      floors=tuple(bench.floors), backend=bench.backend, notes=bench.notes)
     result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts), bench=timed,
                     cases=lambda: list(declared.cases), make_inputs=declared.make_inputs,
                     reference=declared.reference, tolerance=declared.tolerance,

@@ -122,13 +122,16 @@ class BenchDecl:
     extra: Mapping[str, Callable[..., Callable[[], Any]]] = field(default_factory=dict)
     memory: bool = False
     floors: Mapping[str, Callable[..., Callable[[], Any]]] = field(default_factory=dict)
+    backend: Callable[[list[str]], str] | None = None
+    notes: tuple[str, ...] = ()
 
 
 def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float],
           torch: Callable[..., Callable[[], Any]], flops: Callable[..., float] | None = None,
           liger: Callable[..., Callable[[], Any]] | None = None, memory: bool = False,
           extra: Mapping[str, Callable[..., Callable[[], Any]]] | None = None,
-          floors: Mapping[str, Callable[..., Callable[[], Any]]] | None = None) -> BenchDecl:
+          floors: Mapping[str, Callable[..., Callable[[], Any]]] | None = None,
+          backend: Callable[[list[str]], str] | None = None, notes: Sequence[str] = ()) -> BenchDecl:
     """What --bench times (GPU only): a part at these sizes, next to `torch` doing the same work.
     torch receives, besides inputs and sizes by name, `wrap`: it passes its forward computation
     through it (torch.compile for the compiled column), so that compile compiles the same work.
@@ -137,8 +140,12 @@ def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float]
     what it returns (a fused kernel's point may be the memory it does not use).
     extra: more baselines by column name, each by name -> the work (eager), e.g. {"flash": ...}.
     floors: columns like extra's that do only part of the work, the part a design cannot go under
-    (its products by cuBLAS, say): shown, never counted as the best time that is not yours."""
-    return BenchDecl(part, tuple(cases), traffic, torch, flops, liger, dict(extra or {}), memory, dict(floors or {}))
+    (its products by cuBLAS, say): shown, never counted as the best time that is not yours.
+    backend: the GPU kernels' names of the torch column's run -> the library PyTorch picked for it
+    ("cuDNN"), named in the table's head: "PyTorch" alone does not say which kernel was beaten.
+    notes: lines the table's head carries, e.g. how the flops of a causal size are counted."""
+    return BenchDecl(part, tuple(cases), traffic, torch, flops, liger, dict(extra or {}), memory, dict(floors or {}),
+                     backend, tuple(notes))
 
 
 @dataclass(frozen=True)

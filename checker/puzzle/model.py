@@ -168,6 +168,9 @@ class Bench:
     extra: Mapping[str, Callable[[dict, Case], Callable[[], Any]]] = field(default_factory=dict)
     memory: bool = False                              # also report each column's scratch memory (speed.scratch_bytes)
     floors: tuple[str, ...] = ()                      # extra columns doing only part of the work: never the best other
+    # the torch column's GPU kernel names -> the library PyTorch picked ("cuDNN"), for the table's head
+    backend: Callable[[list[str]], str] | None = None
+    notes: tuple[str, ...] = ()                       # lines for the table's head (how flops are counted)
 
 
 @dataclass(frozen=True)

@@ -235,6 +235,6 @@ def run_bench(puzzle: Puzzle, source: KernelSource, *, timeout: float = DEFAULT_
             write(f"❌ the benchmark stopped: {event.get('reason') or event['type']}")
             return 1, rows
     write("")
-    for line in table(rows, device):
+    for line in table(rows, device, puzzle.bench.notes):
         write(line)
     return 0, rows

@@ -23,6 +23,7 @@ This package imports no torch: `python -m checker.mutate` loads EQUIVALENT and S
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import textwrap
 from dataclasses import dataclass, field
@@ -135,6 +136,12 @@ def apply(text: str, patches: tuple, label: str = "") -> str:
 def patched(puzzle, name: str, patches: tuple) -> str:
     """The puzzle's reference solution with the patches applied."""
     return apply(puzzle.solution.read_text(encoding="utf-8"), patches, f"{puzzle.key} {name}")
+
+
+def written_against(then: tuple, found: list) -> list:
+    """The entries (Bug or Right) with `then` applied first: the patches that take today's solution
+    back to the text they were written against (tests/bugs/then.py)."""
+    return [dataclasses.replace(entry, patches=tuple(then) + tuple(entry.patches)) for entry in found]
 
 
 def keys() -> list[str]:

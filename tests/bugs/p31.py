@@ -4,7 +4,8 @@ SAME_BUG). What each list means: tests/bugs/__init__.py."""
 from pathlib import Path
 
 from bugs.reasons import RESCALE_DROPPED
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, written_against
+from bugs.then import P31_BEFORE_FUSED_SCALE
 from bugs.reasons import ZERO_PARTNER
 
 P = "        p = tl.exp2(s - m_new[:, None])\n"
@@ -135,6 +136,14 @@ SAME_BUG = {
     # is missing (a mask) or fills 0 (a fill); the two give the same numbers, and the variant's hint says so
     "fill.where:attn_fwd_kernel:ded71b7b:0": ("mask", "tl.where(visible, s, 0.0) leaves the padded keys in the "
                                                       "softmax with score 0: the key mask does not switch them off"),
+    # the unmasked stage's max without its scale: any shift gives the same softmax and lse (they cancel), so
+    # what breaks is only what the max is there for, keeping exp2 in range: a stability bug, as the blind
+    # corpora's writers classed the same mistake (fifth_blind max_on_raw_scores, first blind no_running_max)
+    "formula.drop:attn_fwd_kernel:971925d9:0": ("stability", "the running max of the raw scores is in other units "
+                                                             "than s · qk_scale: not the row's max, so far-below-zero "
+                                                             "scores underflow exp2"),
+    "formula.drop:attn_fwd_kernel:23ce47e4:0": ("stability", "the running max becomes max(m, qk_scale), a constant: "
+                                                             "no max at all, so far-below-zero scores underflow exp2"),
 }
 
 # MEASURED and RIGHT: the first blind corpus, bugs and correct rewrites written from the solution, the
@@ -294,6 +303,10 @@ RIGHT = [
           ((_BLIND_CAUSAL_BOUNDS, "        whole = tl.minimum(S, first + 1)\n", 1),),
           "the causal walk goes on to S (no early stop): blocks past the diagonal are masked whole, alpha = 1, p = 0"),
 ]
+
+# written against the solution before its scores were scaled once each (tests/bugs/then.py)
+MEASURED = written_against(P31_BEFORE_FUSED_SCALE, MEASURED)
+RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)
 
 # the second blind corpus (tests/bugs/second_blind/p31.py), measured beside the first
 from bugs.second_blind import p31 as _second  # noqa: E402

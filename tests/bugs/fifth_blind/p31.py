@@ -1,5 +1,6 @@
 """Fifth blind corpus, puzzle 31 (FlashAttention forward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, written_against
+from bugs.then import P31_BEFORE_FUSED_SCALE
 
 _S1_LOOP = "    for start in range(0, whole, BLOCK_K):\n"
 _S1_V = "        v = tl.load(v_head + cols[:, None] * D + dims[None, :], mask=dims[None, :] < D, other=0.0)\n"
@@ -153,3 +154,7 @@ RIGHT = [
     Right("masked_keys_clamped", ((_S2_LOADS, _S2_CLAMPED, 1),),
           "the masked stage clamps padded key indices to S − 1 instead of masking the loads; the visible mask drops them"),
 ]
+
+# written against the solution before its scores were scaled once each (tests/bugs/then.py)
+MEASURED = written_against(P31_BEFORE_FUSED_SCALE, MEASURED)
+RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)

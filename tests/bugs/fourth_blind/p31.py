@@ -1,5 +1,6 @@
 """Fourth blind corpus, puzzle 31 (FlashAttention forward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, written_against
+from bugs.then import P31_BEFORE_FUSED_SCALE
 
 _LSE = "(m + tl.log2(l)) * 0.6931471805599453"
 _QK_SCALE = "    qk_scale = scale * 1.4426950408889634\n"
@@ -171,3 +172,7 @@ RIGHT = [
            (_LSE, "(m * qk_scale + tl.log2(l)) * 0.6931471805599453", 1)),
           "the running max kept on the raw scores q · kᵀ (the scale > 0 commutes with the max), the scale applied inside each exp2"),
 ]
+
+# written against the solution before its scores were scaled once each (tests/bugs/then.py)
+MEASURED = written_against(P31_BEFORE_FUSED_SCALE, MEASURED)
+RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)

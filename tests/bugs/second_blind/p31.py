@@ -1,5 +1,6 @@
 """Blind corpus, puzzle 31 (FlashAttention forward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, written_against
+from bugs.then import P31_BEFORE_FUSED_SCALE
 
 _LSE = "(m + tl.log2(l)) * 0.6931471805599453"
 
@@ -92,3 +93,7 @@ RIGHT = [
            ("        s = tl.dot(q, tl.trans(k)) * qk_scale\n", "        s = tl.dot(q, kt) * qk_scale\n", 1)),
           "k loaded directly as its transpose [BLOCK_D, BLOCK_K], no tl.trans"),
 ]
+
+# written against the solution before its scores were scaled once each (tests/bugs/then.py)
+MEASURED = written_against(P31_BEFORE_FUSED_SCALE, MEASURED)
+RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)

@@ -1,5 +1,6 @@
 """Third blind corpus, puzzle 31 (FlashAttention forward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, written_against
+from bugs.then import P31_BEFORE_FUSED_SCALE
 
 _LSE = "(m + tl.log2(l)) * 0.6931471805599453"
 _WALK_BOUNDS = "    whole = S\n    end = S\n"
@@ -132,3 +133,7 @@ RIGHT = [
           ((_STAGE1 + _STAGE2, _STAGE2 + _STAGE1, 1),),
           "the masked stage (tail and diagonal blocks) walked before the unmasked one: the online softmax does not depend on the order"),
 ]
+
+# written against the solution before its scores were scaled once each (tests/bugs/then.py)
+MEASURED = written_against(P31_BEFORE_FUSED_SCALE, MEASURED)
+RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)
