@@ -123,3 +123,21 @@ def test_pytorchs_attention_backend_is_named_from_its_kernel_names():
     assert sdpa_backend(["void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits>"]) == "flash"
     assert sdpa_backend(["fmha_cutlassF_bf16_aligned_64x64_rf_sm80"]) == "efficient"
     assert sdpa_backend(["void at::native::softmax_warp_forward", "gemm"]) == "math"
+
+
+def test_the_ceiling_says_how_it_was_measured_and_when_it_is_not_to_be_trusted():
+    from checker.bench.columns import USUAL_COPY_GBPS, ceiling_lines
+    device = "NVIDIA H100 80GB HBM3"
+    usual = USUAL_COPY_GBPS[device]
+    steady = [row(copy_gbps=0.97 * usual, copy_large_gbps=usual), row(dims="M=8, H=8", copy_gbps=0.95 * usual,
+                                                                     copy_large_gbps=1.01 * usual)]
+    lines = ceiling_lines(steady, device)
+    assert len(lines) == 1 and "both ends of every round" in lines[0] and f"{1.005 * usual:.0f} GB/s" in lines[0]
+    # a slow device: every fraction of its copy is suspect, and the head says so
+    slow = [row(copy_gbps=0.75 * usual, copy_large_gbps=0.8 * usual)]
+    assert any("-20% from this device's usual" in line for line in ceiling_lines(slow, device))
+    # a size too small to reach the memory's rate: its own copy falls short of the large one
+    small = [row(dims="M=64, H=64", copy_gbps=0.6 * usual, copy_large_gbps=usual)]
+    assert any("fell short of the large copy at M=64, H=64 (60%)" in line for line in ceiling_lines(small, device))
+    assert ceiling_lines([row()], device) == []  # rows measured before the large copy was kept
+    assert any("fell short" in line for line in table(small, device))

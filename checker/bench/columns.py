@@ -30,6 +30,15 @@ from typing import Any, Callable
 
 TIMING_REPS_MS = 100  # triton.testing.do_bench's time budget per measurement
 ROUNDS = 3  # turns of (learner, PyTorch, torch.compile, Liger); each keeps its median
+# The ceiling. The copy of a size's own bytes is timed at both ends of every round (the median of
+# 2 x ROUNDS: one bad measurement cannot move it), and a large copy beside it gives the memory's rate
+# with no launch or cache effect to hide behind. One row of p30 once read 2,409 GB/s for the copy
+# where the others read ~2,950: cudaMemcpy's rate at a gigabyte, not the device's (ceiling.py).
+LARGE_COPY_BYTES = 2 * 2**30  # 1 GiB read and 1 GiB written
+# a device's usual large-copy rate, read + write, as this project's machines measured it (2026-11):
+# a run more than CEILING_DRIFT away from it says so, and its fractions of the copy are suspect
+USUAL_COPY_GBPS = {"NVIDIA H100 80GB HBM3": 3000.0, "NVIDIA H200": 4300.0}
+CEILING_DRIFT = 0.10
 METHOD = ("medians of {rounds} interleaved rounds of triton.testing.do_bench ({reps} ms each, the L2 cache "
           "flushed before every run)")
 
@@ -58,6 +67,8 @@ class BenchRow:
     kernels: dict[str, list[list]] | None = None
     floors: list[str] = field(default_factory=list)  # extra_ms columns that do only part of the work
     torch_backend: str = ""        # the library PyTorch picked for the torch column ("cuDNN"), where the spec names it
+    copy_samples_gbps: list[float] = field(default_factory=list)  # each timing of the same-bytes copy
+    copy_large_gbps: float | None = None  # the LARGE_COPY_BYTES copy, same rounds: the memory's own rate
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
@@ -105,12 +116,15 @@ def _as_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
 
 def copy_work(nbytes: float) -> tuple[Callable[[], Any], int]:
     """A device-to-device copy that moves this many bytes (read + write counted), and the bytes it
-    moves: the ceiling a memory-bound kernel is compared with."""
+    moves: the ceiling a memory-bound kernel is compared with. A Triton kernel of the SMs, not
+    cudaMemcpy, which moved a fifth less than a learner's kernel at a gigabyte (checker/bench/ceiling.py)."""
     import torch
-    n = max(1 << 20, int(nbytes // 2))
-    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+
+    from checker.bench import ceiling
+    words = max(1 << 18, int(nbytes // 8))  # half the bytes are read, half written, 4 bytes a word
+    src = torch.empty(words, dtype=torch.int32, device="cuda")
     dst = torch.empty_like(src)
-    return (lambda: dst.copy_(src)), 2 * n
+    return (lambda: ceiling.launch(src, dst)), 8 * words
 
 
 def scratch_bytes(fn: Callable[[], Any]) -> int:
@@ -181,9 +195,10 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
     copy, copied = copy_work(traffic)
-    # the copy is timed in the same rounds as the columns: a ceiling measured once, at another moment,
-    # would carry the clock's drift (see the module docstring) into every fraction of it
-    plain = [learner, eager, compiled, liger, *extra.values(), copy]
+    large, large_bytes = copy_work(LARGE_COPY_BYTES)
+    # the copies are timed in the same rounds as the columns: a ceiling measured once, at another
+    # moment, would carry the clock's drift (see the module docstring) into every fraction of it
+    plain = [learner, eager, compiled, liger, *extra.values(), large, copy]
     scratch = None
     if bench.memory:  # plain runs, before the CUDA graphs take their own memory pools
         names = [name for name, _ in COLUMNS] + list(extra)
@@ -191,11 +206,16 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
     replays = [None if fn is None else _as_graph(fn) for fn in plain]
     graphs = all(r is not None for r, fn in zip(replays, plain) if fn is not None)
     chosen = replays if graphs else plain
-    timed = [i for i, fn in enumerate(plain) if fn is not None]
-    rounds = [[_median_ms(chosen[i]) for i in timed] for _ in range(ROUNDS)]
+    timed = [i for i, fn in enumerate(plain) if fn is not None][:-1]  # the same-bytes copy: below
+    rounds, copies = [], []
+    for _ in range(ROUNDS):  # the ceiling at both ends of every round
+        copies.append(_median_ms(chosen[-1]))
+        rounds.append([_median_ms(chosen[i]) for i in timed])
+        copies.append(_median_ms(chosen[-1]))
     ms: list[float | None] = [None] * len(plain)
     for i, column in zip(timed, zip(*rounds)):
         ms[i] = statistics.median(column)
+    ms[-1] = statistics.median(copies)
     backend = ""
     if bench.backend is not None:  # after the timing, which the profiler must not disturb
         from checker.bench.kernel_times import kernel_times
@@ -209,8 +229,9 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
                     None if flops is None else flops / 1e12, copied / (ms[-1] / 1e3) / 1e9,
                     torch.cuda.get_device_name(0), "CUDA graphs" if graphs else "launches", status, ms[3],
                     torch.__version__, triton.__version__, scratch,
-                    {name: t for name, t in zip(extra, ms[4:]) if t is not None}, liger_status, found,
-                    [name for name in extra if name in bench.floors], backend)
+                    {name: t for name, t in zip(extra, ms[4:-2]) if t is not None}, liger_status, found,
+                    [name for name in extra if name in bench.floors], backend,
+                    [copied / (t / 1e3) / 1e9 for t in copies], large_bytes / (ms[-2] / 1e3) / 1e9)
 
 
 def _liger(bench, inputs, case) -> tuple[Callable[[], Any] | None, str]:
@@ -290,7 +311,33 @@ def header(rows: list[BenchRow], device: str, notes: tuple[str, ...] = ()) -> li
         lines.append(", ".join(floors) + ": part of the work only (a floor under a design), never the best other.")
     if any(r.torch_backend for r in rows):
         lines.append("torch: the library PyTorch picked for this work, named from its GPU kernels.")
-    return lines + list(notes)
+    return lines + ceiling_lines(rows, device) + list(notes)
+
+
+def ceiling_lines(rows: list[BenchRow], device: str) -> list[str]:
+    """How the copy ceiling was measured, and where it is not to be trusted: a run whose large copy
+    is more than CEILING_DRIFT off the device's usual rate (the device, not the kernel, was slow or
+    fast), and sizes whose own copy fell short of the large one (too few bytes to reach the memory's
+    rate: a fraction of it is a fraction of a lower ceiling). Rows measured before the large copy
+    was kept say nothing."""
+    measured = [r for r in rows if r.copy_large_gbps]
+    if not measured:
+        return []
+    large = statistics.median(r.copy_large_gbps for r in measured)
+    lines = [f"copy: the same bytes as each size, timed at both ends of every round (the median of {2 * ROUNDS}); "
+             f"a copy of {LARGE_COPY_BYTES / 2**31:.0f} GiB in the same rounds (read and written): {large:.0f} GB/s."]
+    usual = USUAL_COPY_GBPS.get(device)
+    if usual and abs(large / usual - 1) > CEILING_DRIFT:
+        lines.append(f"! this run's large copy moved {large:.0f} GB/s, {large / usual - 1:+.0%} from this device's usual "
+                     f"{usual:.0f}: the copy or the device was off its usual rate, and every fraction of the copy here "
+                     "is suspect.")
+    short = [r for r in measured if r.copy_gbps < (1 - CEILING_DRIFT) * r.copy_large_gbps]
+    if short:
+        each = ", ".join(f"{r.dims}{'' if r.dtype == 'float32' else ' ' + r.dtype} "
+                         f"({r.copy_gbps / r.copy_large_gbps:.0%})" for r in short)
+        lines.append(f"! the copy of the same bytes fell short of the large copy at {each}: too few bytes to reach "
+                     "the memory's rate, so a fraction of it there is a fraction of a lower ceiling.")
+    return lines
 
 
 def _liger_words(rows: list[BenchRow]) -> str:
