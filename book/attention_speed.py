@@ -53,3 +53,21 @@ def profile() -> str:
                      f"{row['registers']:.0f}", f"{row['shared_kib']:.0f}", stalls])
     table = "\n".join("| " + " | ".join(r) + " |" for r in [head, ["---"] * len(head), *body])
     return f"{data['sizes']}; {data['device']}, {data['tool']}, {data['date']}; {data['note']}.\n\n" + table
+
+
+def by_size(kind: str) -> str:
+    """kind "forward" or "backward": per benchmark size, the reference's kernels and cuDNN's with the
+    share of cycles their tensor cores were busy (Nsight Compute, every size of the benchmark)."""
+    data = json.loads((DATA / "attention_ncu.json").read_text(encoding="utf-8"))
+    if kind == "forward":
+        head = ["size", "reference µs", "tensor cores busy", "cuDNN µs", "cuDNN's busy"]
+        body = [[r["size"], f"{r['forward']['ours_us']:.0f}", f"{r['forward']['ours_tensor_pct']:.0f} %",
+                 f"{r['forward']['cudnn_us']:.0f}", f"{r['forward']['cudnn_tensor_pct']:.0f} %"] for r in data["by_size"]]
+    else:
+        head = ["size", "reference µs (Δ + dK/dV + dQ)", "dK/dV busy", "dQ busy", "cuDNN walk µs", "cuDNN's busy"]
+        body = [[r["size"], f"{r['backward']['delta_us'] + r['backward']['dkdv_us'] + r['backward']['dq_us']:.0f}",
+                 f"{r['backward']['dkdv_tensor_pct']:.0f} %", f"{r['backward']['dq_tensor_pct']:.0f} %",
+                 f"{r['backward']['cudnn_walk_us']:.0f}", f"{r['backward']['cudnn_walk_tensor_pct']:.0f} %"]
+                for r in data["by_size"]]
+    table = "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head), *body])
+    return table + f"\n\n{data['device']}, {data['tool']}, {data['date']}: {data['by_size_note']}."

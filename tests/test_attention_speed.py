@@ -37,3 +37,13 @@ def test_the_profile_names_each_kernel_with_its_tensor_core_share():
     assert any(line.startswith("| cuDNN forward |") for line in rows)
     fwd = next(line for line in rows if line.startswith("| `attn_fwd_kernel` |"))
     assert f"{round(profile['rows'][0]['tensor_pct'])} %" in fwd and "barrier" in fwd
+
+
+def test_every_benchmark_size_has_its_profile_row():
+    from checker import registry
+    profile = json.loads((REPO_ROOT / "book" / "data" / "attention_ncu.json").read_text())
+    sizes = [c.name for c in registry.get("p31").bench.cases()]
+    assert [r["size"] for r in profile["by_size"]] == sizes == [c.name for c in registry.get("p32").bench.cases()]
+    for kind in ("forward", "backward"):
+        rows = [line for line in attention_speed.by_size(kind).splitlines() if line.startswith("| ")][2:]
+        assert [line.split(" | ")[0].lstrip("| ") for line in rows] == sizes
