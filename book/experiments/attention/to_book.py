@@ -1,8 +1,9 @@
-"""explore.json (explore.py) and ncu_raw.csv (ncu_run.py) -> book/data/attention_designs.json and
-attention_ncu.json: the designs the pages show, each named by what it changes, and the profile's
-rows. python to_book.py explore.json ncu_raw.csv ../../data"""
+"""explore.json (explore.py), ncu_raw.csv (ncu_run.py) and ncu_sizes.csv (ncu_sizes.py) ->
+book/data/attention_designs.json and attention_ncu.json: the designs the pages show, each named by
+what it changes, the profile's rows, and per benchmark size the kernels' times and tensor-core shares.
+python to_book.py explore.json ncu_raw.csv ncu_sizes.csv ../../data"""
 import csv, json, sys
-explore, ncu, out = sys.argv[1], sys.argv[2], sys.argv[3]
+explore, ncu, ncu_sizes, out = sys.argv[1:5]
 R = json.load(open(explore))
 def t(kind, who, size):
     for r in R:
@@ -14,12 +15,13 @@ SZ = {"D=128 full": "B=4 H=16 N=4096 D=128 G=1 full", "D=128 causal": "B=4 H=16 
 def row(design, what, per_size, kind="fwd"):
     return {"design": design, "what": what, "ms": {s: t(kind, who, SZ[s]) if who else None for s, who in per_size.items()}}
 fwd = [
-    row("sdpa, cuDNN (PyTorch's pick)", "warp-specialised: a TMA producer warpgroup and two consumers; persistent, 132 programs",
+    row("sdpa, cuDNN (PyTorch's pick)", "one kernel, persistent: 132 programs of three warpgroups (384 threads), wgmma",
         {s: "sdpa pick" for s in SZ}),
     row("sdpa, flash backend", "FlashAttention-2", {s: "sdpa FLASH_ATTENTION" for s in SZ}),
     row("the reference before", "scores scaled, then their max: a multiply and a subtract per score",
         {s: "main" for s in SZ}),
-    row("max of the raw scores (the reference now)", "s · scale − m is one multiply-add per score",
+    row("max of the raw scores (as the reference now)", "s · scale − m is one multiply-add per score (the "
+        "exploration's kernel; the reference compiles to the same instructions)",
         {"D=128 full": "ptr 128x64 w8 s3", "D=128 causal": "ptr 128x64 w8 s3", "D=64 full": "ptr 128x64 w4 s3",
          "D=64 causal": "ptr 128x64 w4 s3"}),
     row("  128 × 128 tiles", "twice the keys per step", {"D=128 full": "ptr 128x128 w8 s3", "D=128 causal": "ptr 128x128 w8 s3",
@@ -51,7 +53,8 @@ def total(parts):
         out[s] = None if None in ms else round(sum(ms), 4)
     return out
 bwd = [
-    {"design": "sdpa, cuDNN (PyTorch's pick)", "what": "Δ kernel, one warp-specialised kernel with dQ added by atomics, dQ converted",
+    {"design": "sdpa, cuDNN (PyTorch's pick)", "what": "three kernels: Δ (compute_dot_do_o), the walk (132 programs of 384 threads), dQ from an "
+             "fp32 buffer to bf16 (convert_dq_to_16bits)",
      "ms": {s: t("bwd", "sdpa pick", z) for s, z in B.items()}},
     {"design": "sdpa, flash backend", "what": "FlashAttention-2", "ms": {s: t("bwd", "sdpa FLASH_ATTENTION", z) for s, z in B.items()}},
     {"design": "the reference: Δ, dK/dV walk, dQ walk", "what": "three kernels; seven products (P and dP computed twice)",
@@ -59,7 +62,7 @@ bwd = [
     {"design": "  dQ walk by TMA descriptors", "what": "K and V of the dQ walk by the copy engine",
      "ms": {**total([("bwd", "preprocess"), ("bwd-kv", "ptr 32x64 w4 s4"), ("bwd-dq", "tma 128x64 w8 s3")]),
             "D=64 full": total([("bwd", "preprocess"), ("bwd-kv", "tma 32x64 w4 s4"), ("bwd-dq", "tma 64x128 w4 s3")])["D=64 full"]}},
-    {"design": "  dK/dV on 64 × 128 tiles", "what": "128 keys a program, 8 warps (spills registers)",
+    {"design": "  dK/dV on 64 × 128 tiles", "what": "128 keys a program, 64 queries a step, 8 warps",
      "ms": total([("bwd", "preprocess"), ("bwd-kv", "tma 64x128 w8 s2"), ("bwd-dq", "tma 128x64 w8 s3")])},
     {"design": "  one walk, dQ by tl.atomic_add", "what": "five products; every step adds its dQ block into fp32 memory",
      "ms": total([("bwd", "preprocess"), ("bwd-atomic", "ptr 32x64 w4 s4 a1")])},
@@ -88,6 +91,37 @@ meta = {"date": "2026-11-27", "device": "NVIDIA H100 80GB HBM3", "torch": "2.11.
 json.dump({**meta, "sizes": "bf16, B = 4, H = 16, L = S = 4096", "timing": "medians of triton.testing.do_bench "
            "(40 ms, L2 flushed), CUDA-graph replays, every design in one run",
            "forward": fwd, "backward": bwd}, open(f"{out}/attention_designs.json", "w"), indent=1)
+
+
+def by_size(path):
+    """Six kernels a size, in ncu_sizes.py's order: the reference's forward, Δ, dK/dV and dQ, then
+    cuDNN's forward and its backward walk (its Δ and dQ conversion are not matched by the filter)."""
+    sys.path.insert(0, "../../..")
+    from checker.specs.families.attention import BENCH_SIZES
+    found = list(csv.reader(open(path)))
+    top = next(i for i, r in enumerate(found) if "Kernel Name" in r)
+    names, launches = found[top], found[top + 2:]
+    value = lambda d, k: float(d[names.index(k)].replace(",", ""))  # noqa: E731
+    us = lambda d: round(value(d, "gpu__time_duration.sum") / 1e3, 1)  # noqa: E731
+    busy = lambda d: round(value(d, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"), 1)  # noqa: E731
+    sizes = [(D, N, B, c) for D, N, B in BENCH_SIZES for c in (False, True)]
+    assert len(launches) == 6 * len(sizes), len(launches)
+    rows = []
+    for i, (D, N, B, causal) in enumerate(sizes):
+        fwd, delta, dkdv, dq, cudnn_fwd, cudnn_bwd = launches[6 * i:6 * i + 6]
+        assert "fprop" in cudnn_fwd[names.index("Kernel Name")] and "bprop" in cudnn_bwd[names.index("Kernel Name")]
+        rows.append({"size": f"{'causal' if causal else 'non-causal'}, N={N}, D={D}", "B": B,
+                     "forward": {"ours_us": us(fwd), "ours_tensor_pct": busy(fwd), "cudnn_us": us(cudnn_fwd),
+                                 "cudnn_tensor_pct": busy(cudnn_fwd)},
+                     "backward": {"delta_us": us(delta), "dkdv_us": us(dkdv), "dkdv_tensor_pct": busy(dkdv),
+                                  "dq_us": us(dq), "dq_tensor_pct": busy(dq), "cudnn_walk_us": us(cudnn_bwd),
+                                  "cudnn_walk_tensor_pct": busy(cudnn_bwd)}})
+    return rows
+
+
 json.dump({**meta, "tool": "Nsight Compute 2025.3.1.0", "note": "one launch each after two warm-ups; ncu's locked "
            "clocks (times longer than the benchmark's)", "sizes": "bf16, B = 4, H = 16, L = S = 4096, D = 128, not causal",
-           "rows": prof}, open(f"{out}/attention_ncu.json", "w"), indent=1)
+           "rows": prof, "by_size": by_size(ncu_sizes),
+           "by_size_note": "every benchmark size (H = 16), one launch of each kernel after two warm-ups, ncu's locked "
+                           "clocks; cuDNN's walk alone (its Δ and dQ-conversion kernels are not matched by the kernel "
+                           "filter)"}, open(f"{out}/attention_ncu.json", "w"), indent=1)
