@@ -198,13 +198,21 @@ class DeclaredPuzzle:
         (a shape that depends on the values)."""
         import torch
         try:
-            meta = {name: torch.empty(tuple(value.shape), device="meta",
-                                      dtype=torch.float64 if recipes[name].dtype == "float" else torch.long)
-                    for name, value in drawn.items()}
-            forward = self._forward(meta, case)
+            forward = self._meta_forward({name: (value.shape, recipes[name].dtype == "float")
+                                          for name, value in drawn.items()}, case)
         except Exception:  # noqa: BLE001 (any failure there only means: compute it)
             forward = self._forward(self._as_reference_inputs(drawn, recipes, case.dtype), case)
         return {name: tuple(value.shape) for name, value in forward.items() if torch.is_tensor(value)}
+
+    def _meta_forward(self, kinds: Mapping[str, tuple[Any, bool]], case: Case,
+                      rest: Mapping[str, Any] | None = None) -> dict:
+        """The forward on the meta device: each tensor input by name -> (shape, floating), float64 or
+        long tensors with no values, and the other inputs (a scalar eps) as they are. It raises where
+        an output's shape depends on values."""
+        import torch
+        return self._forward({**(rest or {}), **{name: torch.empty(tuple(shape), device="meta",
+                                                           dtype=torch.float64 if floating else torch.long)
+                                         for name, (shape, floating) in kinds.items()}}, case)
 
     def _as_reference_inputs(self, drawn: Mapping[str, Any], recipes: Mapping[str, TensorInput],
                              dtype: str) -> dict:
@@ -310,10 +318,9 @@ class DeclaredPuzzle:
         scores), or computed where the forward cannot run there."""
         import torch
         try:
-            meta = {name: torch.empty(tuple(value.shape), device="meta",
-                                      dtype=torch.float64 if value.is_floating_point() else torch.long)
-                    if torch.is_tensor(value) else value for name, value in inputs.items()}
-            return self._forward(meta, case)
+            return self._meta_forward({name: (value.shape, value.is_floating_point())
+                                       for name, value in inputs.items() if torch.is_tensor(value)}, case,
+                                      {name: value for name, value in inputs.items() if not torch.is_tensor(value)})
         except Exception:  # noqa: BLE001 (any failure there only means: compute it)
             return self._in_float64(inputs, lambda values: self._forward(values, case))
 

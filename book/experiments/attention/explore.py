@@ -5,7 +5,6 @@ after checking each against float32 attention at a size with tails. On a GPU:
 
 writes explore.json (one record per design and size, written as it goes: a run cut short keeps what
 it timed); to_book.py turns it into book/data/attention_designs.json."""
-import importlib.util
 import json
 import os
 import sys
@@ -15,20 +14,13 @@ import traceback
 import torch
 import triton
 
-from check import bwd, fwd, grads, inputs, ref, rel
+from check import bwd, fwd, grads, inputs, load, ref, rel
 
 T0 = time.time()
 BUDGET = float(os.environ.get("BUDGET", 520))
 OUT = os.environ.get("OUT", "/tmp")
 ROOT = os.environ.get("ROOT", ".")
 RESULTS = []
-
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 SOL31 = load(f"{ROOT}/solutions/p31_flash_attention_forward.py", "sol31")

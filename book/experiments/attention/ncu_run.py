@@ -5,15 +5,16 @@ On a GPU, from this folder (book/data/attention_ncu.json came from this command)
     ncu --profile-from-start off --kernel-name regex:'attn|cudnn' --section SpeedOfLight \
         --section ComputeWorkloadAnalysis --section WarpStateStats --section LaunchStats \
         --section Occupancy --page raw --csv python ncu_run.py ../../.. > ncu_raw.csv"""
-import importlib.util, sys
-import torch, triton
+import sys
+
+import torch
+import triton
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from check import load
+
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path); m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m); return m
 f = load(f"{ROOT}/solutions/p31_flash_attention_forward.py", "f")
 b = load(f"{ROOT}/solutions/p32_flash_attention_backward.py", "b")
 B, H, N, D = 4, 16, 4096, 128

@@ -5,7 +5,6 @@ and Stop: per size, the reference forward (1 kernel) and backward (Δ, dK/dV, dQ
     ncu --profile-from-start off --kernel-name regex:'attn|cudnn' --metrics gpu__time_duration.sum,\\
         sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active --csv --page raw \\
         python ncu_sizes.py ../../.. > ncu_sizes.csv"""
-import importlib.util
 import sys
 
 import torch
@@ -15,14 +14,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
 sys.path.insert(0, ROOT)
+from check import load  # noqa: E402
 from checker.specs.families.attention import BENCH_SIZES  # noqa: E402
-
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 f = load(f"{ROOT}/solutions/p31_flash_attention_forward.py", "f")
