@@ -71,3 +71,22 @@ def by_size(kind: str) -> str:
                 for r in data["by_size"]]
     table = "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head), *body])
     return table + f"\n\n{data['device']}, {data['tool']}, {data['date']}: {data['by_size_note']}."
+
+
+def standing(rows: list) -> str:
+    """Where the reference stands in a committed benchmark (BenchRows): its speed over PyTorch's pick's
+    and over the flash backend's, lowest to highest across the sizes, the grouped-query sizes named."""
+    def span(values: list[float]) -> str:
+        low, high = min(values), max(values)
+        return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+    pick = [r.torch_ms / r.ms for r in rows]
+    flash = [r.extra_ms["sdpa flash"] / r.ms for r in rows if "sdpa flash" in r.extra_ms]
+    grouped = [r.torch_ms / r.ms for r in rows if "grouped-query" in r.case]
+    backends = sorted({r.torch_backend for r in rows if r.torch_backend})
+    text = (f"Against PyTorch's pick ({', '.join(backends) or 'its backend'}), the reference reaches {span(pick)} of its "
+            f"speed")
+    if grouped:
+        text += f" ({span(grouped)} at the grouped-query size)"
+    if flash:
+        text += f"; against PyTorch's FlashAttention-2 backend, {span(flash)} times its speed"
+    return text + "."

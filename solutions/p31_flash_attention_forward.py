@@ -1,13 +1,15 @@
 """Puzzle 31 reference kernel: the FlashAttention forward, causal or not, with the row's logsumexp.
 
-    q: [B, H, L, D]    k, v: [B, H, S, D]    (contiguous; L queries, S keys, head size D)
+    q: [B, H, L, D]    k, v: [B, KV, S, D]    (contiguous; L queries, S keys, head size D)
     o: [B, H, L, D]    lse: [B, H, L] float32
     s[i, j] = scale * q_i · k_j                       (scale = 1 / sqrt(D))
     causal: s[i, j] = -inf where j > i                 (query i sees keys 0..i)
     o_i = Σ_j softmax(s_i)_j v_j,   lse_i = log Σ_j exp(s[i, j])
+    grouped-query attention: KV key/value heads (KV divides H), each shared by GROUP = H / KV query
+    heads: query head h reads key/value head h // GROUP (GROUP = 1: a key/value head per query head)
 
 The checker launches one program per block of BLOCK_Q queries of one head:
-    attn_fwd_kernel[(cdiv(L, BLOCK_Q), B * H)](q, k, v, o, lse, L, S, scale, D=D, BLOCK_Q=BLOCK_Q,
+    attn_fwd_kernel[(cdiv(L, BLOCK_Q), B * H)](q, k, v, o, lse, L, S, scale, GROUP, D=D, BLOCK_Q=BLOCK_Q,
                                                BLOCK_K=BLOCK_K, BLOCK_D=BLOCK_D, CAUSAL=CAUSAL)
 """
 import triton
@@ -15,7 +17,7 @@ import triton.language as tl
 
 
 @triton.jit
-def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, L, S, scale, D: tl.constexpr,
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, L, S, scale, GROUP, D: tl.constexpr,
                     BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr, CAUSAL: tl.constexpr):
     """o and lse for BLOCK_Q queries of one (batch, head), walking the keys BLOCK_K at a time.
 
@@ -25,8 +27,10 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, L, S, scale, D: tl.cons
     rows = first + tl.arange(0, BLOCK_Q)
     dims = tl.arange(0, BLOCK_D)
     q_head = q_ptr + head * L * D
-    k_head = k_ptr + head * S * D
-    v_head = v_ptr + head * S * D
+    # head counts (batch, query head) pairs, b * H + h; with H = KV · GROUP, head // GROUP is
+    # b * KV + h // GROUP: the same batch's key/value head that query head h shares
+    k_head = k_ptr + (head // GROUP) * S * D
+    v_head = v_ptr + (head // GROUP) * S * D
     # padded query rows and head lanes load 0: they reach only rows and lanes the stores mask off
     q = tl.load(q_head + rows[:, None] * D + dims[None, :],
                 mask=(rows[:, None] < L) & (dims[None, :] < D), other=0.0)

@@ -1,16 +1,20 @@
 """Puzzle 32 reference kernels: the FlashAttention backward, causal or not, from the forward's o and lse.
 
-    q: [B, H, L, D]    k, v: [B, H, S, D]    o, do: [B, H, L, D]    lse: [B, H, L] float32 (natural log)
+    q: [B, H, L, D]    k, v: [B, KV, S, D]    o, do: [B, H, L, D]    lse: [B, H, L] float32 (natural log)
     P = exp(scale · q kᵀ − lse)   (0 above the diagonal when causal)
     dV = Pᵀ dO    dP = dO Vᵀ    Δ = rowsum(dO ∘ O)    dS = P ∘ (dP − Δ)
     dQ = scale · dS K    dK = scale · dSᵀ Q
+    grouped-query attention (puzzle 31): query head h reads key/value head h // GROUP (GROUP = H / KV).
+    A key/value head's dK and dV are the sum of its GROUP query heads' shares: the kernels write one
+    share per query head, into dk and dv of shape [B, H, S, D] (fp32 buffers when GROUP > 1), and the
+    checker adds each group's GROUP shares (as FlashAttention-2 does)
 
 The checker runs the forward itself (o, lse), then launches, with delta a float32 [B, H, L] buffer
 and dq a float32 buffer of zeros:
     attn_bwd_preprocess[(cdiv(L, BLOCK_Q), B * H)](o, do, delta, L, D=D, BLOCK_Q=BLOCK_Q, BLOCK_D=BLOCK_D)
-    attn_bwd_dkdv_kernel[(cdiv(S, BLOCK_K), B * H)](q, k, v, do, lse, delta, dq, dk, dv, L, S, scale, D=D,
+    attn_bwd_dkdv_kernel[(cdiv(S, BLOCK_K), B * H)](q, k, v, do, lse, delta, dq, dk, dv, L, S, scale, GROUP, D=D,
         BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K, BLOCK_D=BLOCK_D, CAUSAL=CAUSAL)
-    attn_bwd_dq_kernel[(cdiv(L, BLOCK_Q), B * H)](q, k, v, do, lse, delta, dq, L, S, scale, D=D,
+    attn_bwd_dq_kernel[(cdiv(L, BLOCK_Q), B * H)](q, k, v, do, lse, delta, dq, L, S, scale, GROUP, D=D,
         BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K, BLOCK_D=BLOCK_D, CAUSAL=CAUSAL)
 The large bf16 cases at D = 128 give the two walks tiles of opposite shapes (they measured twice as
 fast on an H100): dK/dV BLOCK_Q = 32, BLOCK_K = 64; dQ BLOCK_Q = 128, BLOCK_K = 64, its own grid.
@@ -61,10 +65,11 @@ def dkdv_step(dk, dv, k, v, q_head, do_head, lse_head, delta_head, start, cols, 
 
 @triton.jit
 def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr, L, S, scale,
-                         D: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr,
+                         GROUP, D: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr,
                          CAUSAL: tl.constexpr):
     """dK and dV of BLOCK_K keys of one head: the program owns its key block and walks the queries,
-    so every dK and dV row has one writer (no atomics). Grid: (cdiv(S, BLOCK_K), B * H).
+    so every dK and dV row has one writer (no atomics). Grid: (cdiv(S, BLOCK_K), B * H): with
+    grouped-query attention, the share of one query head, from the key/value head it reads.
 
     dq_ptr (float32, zeros) is there for a dQ summed here instead, with tl.atomic_add: every key block
     adds to every query row it sees, so a row has many writers. This kernel leaves dQ to the next."""
@@ -73,8 +78,10 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr
     cols = first + tl.arange(0, BLOCK_K)
     dims = tl.arange(0, BLOCK_D)
     kv_mask = (cols[:, None] < S) & (dims[None, :] < D)
-    k = tl.load(k_ptr + head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
-    v = tl.load(v_ptr + head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
+    # the key/value head this query head reads (puzzle 31): head counts (batch, query head) pairs
+    kv_head = head // GROUP
+    k = tl.load(k_ptr + kv_head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
+    v = tl.load(v_ptr + kv_head * S * D + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)
     q_head = q_ptr + head * L * D
     do_head = do_ptr + head * L * D
     lse_head = lse_ptr + head * L
@@ -118,7 +125,7 @@ def dq_step(dq, q, do, lse, delta, k_head, v_head, start, rows, dims, S, qk_scal
 
 
 @triton.jit
-def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, L, S, scale,
+def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, L, S, scale, GROUP,
                        D: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr,
                        CAUSAL: tl.constexpr):
     """dQ of BLOCK_Q queries of one head, walking the keys as the forward does (a second pass over
@@ -132,8 +139,8 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
     do = tl.load(do_ptr + head * L * D + rows[:, None] * D + dims[None, :], mask=q_mask, other=0.0)
     lse = tl.load(lse_ptr + head * L + rows, mask=rows < L, other=0.0) * 1.4426950408889634
     delta = tl.load(delta_ptr + head * L + rows, mask=rows < L, other=0.0)
-    k_head = k_ptr + head * S * D
-    v_head = v_ptr + head * S * D
+    k_head = k_ptr + (head // GROUP) * S * D  # the key/value head this query head reads (puzzle 31)
+    v_head = v_ptr + (head // GROUP) * S * D
     qk_scale = scale * 1.4426950408889634
     dq = tl.zeros([BLOCK_Q, BLOCK_D], dtype=tl.float32)
     # the forward's walk: causal, whole blocks before the first query's diagonal, then the masked

@@ -47,3 +47,14 @@ def test_every_benchmark_size_has_its_profile_row():
     for kind in ("forward", "backward"):
         rows = [line for line in attention_speed.by_size(kind).splitlines() if line.startswith("| ")][2:]
         assert [line.split(" | ")[0].lstrip("| ") for line in rows] == sizes
+
+
+def test_the_standing_sentence_spans_the_committed_ratios():
+    from checker.bench.columns import BenchRow
+    for key in ("p31", "p32"):
+        rows = [BenchRow(**r) for r in json.loads((REPO_ROOT / "book" / "data" / f"{key}_bench.json").read_text())["rows"]]
+        text = attention_speed.standing(rows)
+        ratios = [r.torch_ms / r.ms for r in rows]
+        grouped = [r.torch_ms / r.ms for r in rows if "grouped-query" in r.case]
+        assert f"{min(ratios):.2f} to {max(ratios):.2f} of its speed" in text, text
+        assert grouped and f"{min(grouped):.2f}" in text.split("grouped-query")[0].rsplit("(", 1)[1], text

@@ -114,6 +114,14 @@ def _as_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
         return None
 
 
+def replay_median_ms(fn: Callable[[], Any], rep_ms: float = TIMING_REPS_MS) -> float:
+    """fn's median time, ms: its CUDA graph's replay where it can be captured (no Python launch cost),
+    else plain launches; do_bench flushes L2 before each run. The experiments time designs this way."""
+    import triton
+    run = _as_graph(fn) or fn
+    return float(triton.testing.do_bench(run, warmup=10, rep=rep_ms, return_mode="median"))
+
+
 def copy_work(nbytes: float) -> tuple[Callable[[], Any], int]:
     """A device-to-device copy that moves this many bytes (read + write counted), and the bytes it
     moves: the ceiling a memory-bound kernel is compared with. A Triton kernel of the SMs, not

@@ -182,8 +182,19 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
             problem = (f"and program {furthest} along axis {axis} starts at element {last}, beyond {_label(layout)}'s "
                        f"{_elements(layout.span)}")
         others = [a for a in axes if a != axis]
-        swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
-                f"{grid[others[0]]}." if len(axes) == 2 and grid[axes[0]] != grid[axes[1]] else "")
+        steps = layout.span // g  # the moves of this size the tensor holds
+        if 1 < steps < grid[axis] and grid[axis] % steps == 0:
+            # more programs than the tensor has steps, a whole number per step: the programs are meant
+            # to share them (grouped-query attention: H query heads reading KV key/value heads)
+            share = grid[axis] // steps
+            swap = (f" Axis {axis} has {grid[axis]} programs and {_label(layout)} holds {steps} such steps, "
+                    f"{share} programs per step: do {share} programs share each one (the offset from "
+                    f"tl.program_id({axis}) // {share})?")
+        elif len(axes) == 2 and grid[axes[0]] != grid[axes[1]]:
+            swap = (f" Are the grid's axes swapped? Axis {axis} has {grid[axis]} programs, axis {others[0]} has "
+                    f"{grid[others[0]]}.")
+        else:
+            swap = ""
         text = f"The addresses themselves are wrong: {named}, {problem}.{swap}"
         if scalars and g > 1 and not any(v > 1 and g % v == 0 for v in scalars.values()):
             # a move that no argument of the kernel (nor a multiple of one) explains was written into it

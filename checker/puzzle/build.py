@@ -58,7 +58,10 @@ class DeclaredPuzzle:
         self.reference_fn, self.parts, self.case_decls = reference, tuple(parts), tuple(cases)
         self.default_params, self.blocks, self.variants = dict(params), dict(blocks), tuple(variants)
         self.condition_fn = condition
-        self.size_names = list(dict.fromkeys(n for t in self.tensors.values() for n in t.names()))
+        # a shape may name a parameter as well as a size (p31's k: "B KV S D", KV defaulting to H): the
+        # parameters are not sizes a case must give
+        self.size_names = list(dict.fromkeys(n for t in self.tensors.values() for n in t.names()
+                                             if n not in self.default_params))
         self.outs = {o.name: o for p in self.parts for o in p.outputs}
         self.grads = {g: wrt for p in self.parts for g, wrt in p.grads.items()}
         self.upstream = {y: dy for p in self.parts for y, dy in p.upstream.items()}
@@ -175,7 +178,7 @@ class DeclaredPuzzle:
         drawn: dict[str, Any] = {}
         for name, recipe in recipes.items():
             if recipe.like is None:
-                dims = tuple(sizes[n] for n in recipe.names())
+                dims = tuple({**case.params, **sizes}[n] for n in recipe.names())
                 drawn[name] = recipe.draw(gen, dims[::-1] if recipe.transposed else dims, sizes)
         later = [n for n, r in recipes.items() if r.like is not None]
         if later:  # upstream gradients take the shape of the forward outputs

@@ -2,7 +2,7 @@
 one program per query block walking the key blocks with puzzle 11's online softmax and tl.dot."""
 from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, variant)
-from checker.specs.families.attention import BENCH_SIZES, flops_note, sdpa_backend
+from checker.specs.families.attention import bench_sizes, flops_note, kv_heads, per_query_head, sdpa_backend
 
 # lse is fp32 whatever the inputs: from bf16 q and k the scores are exact products summed in fp32,
 # so lse stays within a few fp32 roundings (a bf16 score or sum misses it by 2**-9 of its size)
@@ -18,9 +18,10 @@ FAST_D64 = dict(BLOCK_Q=128, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
 
 
 def scores(q, k, CAUSAL: bool, factor: float = 1.0):
-    """scale · q kᵀ (times factor), -inf above the diagonal when causal (query i sees keys j <= i)."""
+    """scale · q kᵀ (times factor), -inf above the diagonal when causal (query i sees keys j <= i); each
+    query head against its key head (per_query_head: grouped-query attention)."""
     import torch
-    s = q @ k.transpose(-1, -2) * (factor / q.shape[-1] ** 0.5)
+    s = q @ per_query_head(k, q).transpose(-1, -2) * (factor / q.shape[-1] ** 0.5)
     if CAUSAL:
         L, S = s.shape[-2:]
         s = s.masked_fill(torch.ones(L, S, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
@@ -38,7 +39,7 @@ def score_size(q, k, CAUSAL) -> float:
 def attention(q, k, v, CAUSAL):
     """The page's formulas: o = softmax(s) v and lse = log Σ_j exp(s_ij)."""
     s = scores(q, k, CAUSAL)
-    return {"o": s.softmax(-1) @ v, "lse": s.logsumexp(-1)}
+    return {"o": s.softmax(-1) @ per_query_head(v, q), "lse": s.logsumexp(-1)}
 
 
 def online(q, k, v, L, S, BLOCK_Q, BLOCK_K, CAUSAL, *, rescale_acc: bool = True, rescale_sum: bool = True,
@@ -53,6 +54,7 @@ def online(q, k, v, L, S, BLOCK_Q, BLOCK_K, CAUSAL, *, rescale_acc: bool = True,
     identity step (max kept, alpha = 1, nothing added), which is exact. One step per key block, not
     one per pair of blocks: the 16384-key cases' reference takes seconds, not minutes."""
     import torch
+    k, v = per_query_head(k, q), per_query_head(v, q)
     device = q.device
     rows = torch.arange(L, device=device)
     first = rows // BLOCK_Q * BLOCK_Q
@@ -90,13 +92,13 @@ def bug(name: str, **switches):
 
 def unscaled(q, k, v, CAUSAL):
     s = scores(q, k, CAUSAL, factor=q.shape[-1] ** 0.5)
-    return {"o": s.softmax(-1) @ v, "lse": s.logsumexp(-1)}
+    return {"o": s.softmax(-1) @ per_query_head(v, q), "lse": s.logsumexp(-1)}
 
 
 def exp_of_base2_scores(q, k, v, CAUSAL):
     """exp (base e) taken of scores already multiplied by log2(e) for exp2: a softmax 1.44 times too sharp."""
     s = scores(q, k, CAUSAL, factor=1.4426950408889634)
-    return {"o": s.softmax(-1) @ v, "lse": s.logsumexp(-1)}
+    return {"o": s.softmax(-1) @ per_query_head(v, q), "lse": s.logsumexp(-1)}
 
 
 def lse_without_max(q, k, v, CAUSAL):
@@ -109,18 +111,19 @@ def lse_without_max(q, k, v, CAUSAL):
     return {**attention(q, k, v, CAUSAL), "lse": lse.masked_fill(single, float("nan"))}
 
 
-def launch(kernels, q, k, v, o, lse, B, H, L, S, D, BLOCK_Q, BLOCK_K, BLOCK_D, CAUSAL, NUM_WARPS, NUM_STAGES):
+def launch(kernels, q, k, v, o, lse, B, H, KV, L, S, D, BLOCK_Q, BLOCK_K, BLOCK_D, CAUSAL, NUM_WARPS, NUM_STAGES):
     grid = (cdiv(L, BLOCK_Q), B * H)
-    kernels.attn_fwd_kernel[grid](q, k, v, o, lse, L, S, D ** -0.5, D=D, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K,
+    kernels.attn_fwd_kernel[grid](q, k, v, o, lse, L, S, D ** -0.5, H // KV, D=D, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K,
                             BLOCK_D=BLOCK_D, CAUSAL=CAUSAL, num_warps=NUM_WARPS, num_stages=NUM_STAGES)
 
 
 def sdpa(q, k, v, CAUSAL, wrap, backend=None):
-    """The same work in PyTorch: F.scaled_dot_product_attention, with a backend forced or PyTorch's pick."""
+    """The same work in PyTorch: F.scaled_dot_product_attention, with a backend forced or PyTorch's pick
+    (enable_gqa where k and v have fewer heads than q)."""
     import torch.nn.functional as F
 
     def forward(q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL, enable_gqa=k.shape[-3] != q.shape[-3])
 
     fn = wrap(forward)
     if backend is None:
@@ -139,9 +142,9 @@ def attention_flops(B, H, L, S, D, CAUSAL) -> float:
     return 4 * B * H * L * S * D / (2 if CAUSAL else 1)
 
 
-def causal(why: str, **values):
+def causal(why: str, tags: tuple = (), **values):
     """A causal case, named by what it tests (its sizes are printed beside the name)."""
-    return case(f"causal: {why}", CAUSAL=True, tags=("causal",), **values)
+    return case(f"causal: {why}", CAUSAL=True, tags=("causal", *tags), **values)
 
 
 PUZZLE = puzzle(
@@ -149,11 +152,11 @@ PUZZLE = puzzle(
     skill="attention without the L × S score matrix: puzzle 11's online softmax over key blocks, two tl.dot per "
           "block, a causal mask that also skips the blocks past the diagonal, and the logsumexp saved for the backward",
     chapter="Attention",
-    inputs={"q": randn("B H L D"), "k": randn("B H S D"), "v": randn("B H S D")},
+    inputs={"q": randn("B H L D"), "k": randn("B KV S D"), "v": randn("B KV S D")},
     reference=attention,
     parts=[part("forward", "o = softmax(scale · q kᵀ) v and lse, causal or not", ["attn_fwd_kernel"],
                 outputs=[out("o", tolerance=O_BF16), out("lse", dtype="float32", tolerance=LSE)], launch=launch)],
-    params={"BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
+    params={"KV": kv_heads, "BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
             "NUM_WARPS": 4, "NUM_STAGES": 2},
     blocks={"L": "BLOCK_Q", "S": "BLOCK_K", "D": "BLOCK_D"},
     condition=score_size,
@@ -190,6 +193,11 @@ PUZZLE = puzzle(
                               "on the blocks that cross the diagonal), and a causal program walks the key blocks "
                               "up to its last query's diagonal, min(S, first + BLOCK_Q), no further and no less.",
                               lambda c: "causal" in c.tags, candidates=("mask", "loop")),
+               SummaryPattern("only the grouped-query cases fail: there k and v have KV heads, fewer than q's H, "
+                              "and query head h reads key/value head h // GROUP (GROUP = H / KV, the kernel's "
+                              "argument). With the program's head = tl.program_id(1) counting (batch, query head) "
+                              "pairs, the key/value head's offset is (head // GROUP) · S · D.",
+                              lambda c: "grouped" in c.tags, candidates=("address",)),
                SummaryPattern("only the cases with large logits fail: exp of a score above 88 overflows fp32. Keep "
                               "the running max m and exponentiate s − m (each term at most 1).",
                               lambda c: "large" in c.tags, cause="stability"),
@@ -219,6 +227,13 @@ PUZZLE = puzzle(
            case("causal, large logits (k: 6·randn + 3)", B=1, H=2, L=40, S=40, D=16, CAUSAL=True,
                 tags=("large", "causal"), inputs={"k": randn("B H S D", 3.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
+           # grouped-query attention: KV key/value heads, each read by H / KV query heads (query head h of
+           # batch b reads key/value head h // (H / KV) of batch b). Two batches: a kernel that finds the
+           # key head from the query head alone, without its batch, reads batch 0's keys for both
+           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=40, S=40, D=16,
+                tags=("grouped",)),
+           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=33, S=33,
+                  D=32, tags=("grouped",)),
            case(B=2, H=3, L=1000, S=1000, D=64, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
            causal("1000 queries", B=2, H=3, L=1000, S=1000, D=64, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
            causal("fewer queries than keys, D = 128", B=1, H=2, L=300, S=555, D=128, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
@@ -227,17 +242,18 @@ PUZZLE = puzzle(
            causal("bfloat16, D = 64, the benchmark tiles", B=2, H=4, L=777, S=777, D=64, dtype="bfloat16", **FAST_D64),
            case("bf16 large logits", B=1, H=4, L=500, S=500, D=64, dtype="bfloat16", tags=("large",),
                 inputs={"q": randn("B H L D", 0.0, 6.0)}, **FAST_D64),
+           causal("grouped-query, bfloat16, D = 128: 8 query heads, 2 key/value heads", B=2, H=8, KV=2, L=1000,
+                  S=1000, D=128, dtype="bfloat16", tags=("grouped",), **FAST),
            # the rows a model runs: 8192 and 16384 keys, where a running sum adds up thousands of blocks.
            # Not causal: the bf16 tolerance is relative to the output's RMS, which a causal case's many long rows shrink
            # while its first rows (few keys, outputs near 1) keep their rounding; the reference used 99 %
            # of it at a causal N = 16384 on the H100 (the benchmark times causal N = 16384)
            case("N = 8192, D = 128: a model's long rows", B=1, H=2, L=8192, S=8192, D=128, dtype="bfloat16", **FAST),
            case("N = 16384, D = 128: longer rows", B=1, H=1, L=16384, S=16384, D=128, dtype="bfloat16", **FAST)],
-    bench=bench("forward", [case(f"{'causal' if c else 'non-causal'}, N={n}, D={d}", B=b, H=16, L=n, S=n, D=d,
-                                 dtype="bfloat16", CAUSAL=c, **(FAST if d == 128 else FAST_D64))
-                            for d, n, b in BENCH_SIZES for c in (False, True)],
+    bench=bench("forward", [case(name, dtype="bfloat16", **sizes, **(FAST if sizes["D"] == 128 else FAST_D64))
+                            for name, sizes in bench_sizes()],
                 backend=sdpa_backend, notes=(flops_note("4·B·H·L·S·D (the two products)"),),
-                traffic=lambda q, B, H, L, S, D: q.element_size() * B * H * D * (2 * L + 2 * S),
+                traffic=lambda q, B, H, KV, L, S, D: q.element_size() * B * D * (2 * H * L + 2 * KV * S),
                 flops=attention_flops, torch=lambda q, k, v, CAUSAL, wrap: sdpa(q, k, v, CAUSAL, wrap),
                 extra={"sdpa flash": lambda q, k, v, CAUSAL: sdpa(q, k, v, CAUSAL, lambda fn: fn, "FLASH_ATTENTION")}),
 )

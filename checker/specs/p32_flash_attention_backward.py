@@ -2,7 +2,7 @@
 not: Δ in a first kernel, dK and dV by programs that own a key block, dQ by a second walk."""
 from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, scratch, variant)
-from checker.specs.families.attention import BENCH_SIZES, flops_note, sdpa_backend
+from checker.specs.families.attention import bench_sizes, flops_note, kv_heads, per_kv_head, per_query_head, sdpa_backend
 
 # dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
 # its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do. On the H100 the
@@ -24,9 +24,10 @@ LOG2E = 1.4426950408889634
 
 
 def scores(q, k, CAUSAL: bool):
-    """scale · q kᵀ, -inf above the diagonal when causal (query i sees keys j <= i)."""
+    """scale · q kᵀ, -inf above the diagonal when causal (query i sees keys j <= i); each query head
+    against the key head it reads (per_query_head: grouped-query attention)."""
     import torch
-    s = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+    s = q @ per_query_head(k, q).transpose(-1, -2) * q.shape[-1] ** -0.5
     if CAUSAL:
         L, S = s.shape[-2:]
         s = s.masked_fill(torch.ones(L, S, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
@@ -34,17 +35,20 @@ def scores(q, k, CAUSAL: bool):
 
 
 def attention(q, k, v, CAUSAL):
-    return {"o": scores(q, k, CAUSAL).softmax(-1) @ v}
+    return {"o": scores(q, k, CAUSAL).softmax(-1) @ per_query_head(v, q)}
 
 
 def backward(q, k, v, do, P, *, CAUSAL: bool, delta_from_do: bool = False, scale_in_ds: bool = True) -> dict:
     """The page's equations from a given P (the right one, or one a buggy kernel rebuilds); Δ from the
-    forward's own P (a kernel reads the forward's O), as rowsum(P ∘ dP) = dO · O, the sum autograd takes."""
+    forward's own P (a kernel reads the forward's O), as rowsum(P ∘ dP) = dO · O, the sum autograd takes.
+    dK and dV per query head, summed over the query heads that share a key/value head (per_kv_head)."""
     scale = q.shape[-1] ** -0.5 if scale_in_ds else 1.0
-    dp = do @ v.transpose(-1, -2)                                    # dP = dO Vᵀ
+    kq, vq = per_query_head(k, q), per_query_head(v, q)
+    dp = do @ vq.transpose(-1, -2)                                   # dP = dO Vᵀ
     delta = do.sum(-1) if delta_from_do else (right_p(q, k, CAUSAL) * dp).sum(-1)   # Δ = rowsum(dO ∘ O)
     ds = P * (dp - delta[..., None])                                 # dS = P ∘ (dP − Δ)
-    return {"dq": ds @ k * scale, "dk": ds.transpose(-1, -2) @ q * scale, "dv": P.transpose(-1, -2) @ do}
+    return {"dq": ds @ kq * scale, "dk": per_kv_head(ds.transpose(-1, -2) @ q * scale, k),
+            "dv": per_kv_head(P.transpose(-1, -2) @ do, v)}
 
 
 def cancellation(q, k, v, do, CAUSAL) -> float:
@@ -60,6 +64,7 @@ def cancellation(q, k, v, do, CAUSAL) -> float:
         terms, left = float(terms.pow(2).mean().sqrt()), float(left.pow(2).mean().sqrt())
         return 1000.0 if left * 1000.0 < terms else max(1.0, terms / left)
     P = right_p(q, k, CAUSAL)
+    k, v = per_query_head(k, q), per_query_head(v, q)
     dp = do @ v.transpose(-1, -2)
     ds = P * (dp - (P * dp).sum(-1, keepdim=True))
     pdp = P * dp
@@ -128,6 +133,7 @@ def forward_saved(q, k, v, CAUSAL) -> tuple:
         o = torch.empty_like(q)
         lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
         # one head at a time: 16 heads of 16384 keys hold 16 GiB of fp32 scores at once
+        k, v = per_query_head(k, q), per_query_head(v, q)
         for head, (qh, kh, vh) in enumerate(zip(*(t.reshape(-1, *t.shape[-2:]) for t in (q, k, v)))):
             s = scores(qh.float(), kh.float(), CAUSAL)
             o.view(-1, *o.shape[-2:])[head] = (s.softmax(-1) @ vh.float()).to(q.dtype)
@@ -139,17 +145,25 @@ def forward_saved(q, k, v, CAUSAL) -> tuple:
 _SAVED: dict = {}
 
 
-def launch(kernels, q, k, v, do, dq, dk, dv, B, H, L, S, D, BLOCK_Q, BLOCK_K, BLOCK_D, CAUSAL, NUM_WARPS,
+def launch(kernels, q, k, v, do, dq, dk, dv, B, H, KV, L, S, D, BLOCK_Q, BLOCK_K, BLOCK_D, CAUSAL, NUM_WARPS,
            NUM_STAGES, DQ_TILES):
     o, lse = forward_saved(q, k, v, CAUSAL)
     delta = scratch((B, H, L), like=lse)
     tiles = dict(D=D, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K, BLOCK_D=BLOCK_D, CAUSAL=CAUSAL, num_warps=NUM_WARPS,
                  num_stages=NUM_STAGES)
     kernels.attn_bwd_preprocess[(cdiv(L, BLOCK_Q), B * H)](o, do, delta, L, D=D, BLOCK_Q=BLOCK_Q, BLOCK_D=BLOCK_D)
-    kernels.attn_bwd_dkdv_kernel[(cdiv(S, BLOCK_K), B * H)](q, k, v, do, lse, delta, dq, dk, dv, L, S, D ** -0.5, **tiles)
+    # grouped-query attention: one share of dK and dV per query head, in fp32 (the group's sum is
+    # rounded once), added up per key/value head below; one key/value head per query head: dk and dv
+    dk_heads, dv_heads = (dk, dv) if KV == H else (scratch((B, H, S, D), like=lse) for _ in range(2))
+    kernels.attn_bwd_dkdv_kernel[(cdiv(S, BLOCK_K), B * H)](q, k, v, do, lse, delta, dq, dk_heads, dv_heads, L, S,
+                                                            D ** -0.5, H // KV, **tiles)
     dq_q, dq_k, dq_warps, dq_stages = DQ_TILES or (BLOCK_Q, BLOCK_K, NUM_WARPS, NUM_STAGES)
     dq_tiles = dict(tiles, BLOCK_Q=dq_q, BLOCK_K=dq_k, num_warps=dq_warps, num_stages=dq_stages)
-    kernels.attn_bwd_dq_kernel[(cdiv(L, dq_q), B * H)](q, k, v, do, lse, delta, dq, L, S, D ** -0.5, **dq_tiles)
+    kernels.attn_bwd_dq_kernel[(cdiv(L, dq_q), B * H)](q, k, v, do, lse, delta, dq, L, S, D ** -0.5, H // KV,
+                                                       **dq_tiles)
+    if KV != H:
+        dk.copy_(per_kv_head(dk_heads, dk))
+        dv.copy_(per_kv_head(dv_heads, dv))
 
 
 def sdpa_backward(q, k, v, do, CAUSAL, wrap, backend=None):
@@ -164,8 +178,9 @@ def sdpa_backward(q, k, v, do, CAUSAL, wrap, backend=None):
     if backend is not None:
         from torch.nn.attention import SDPBackend, sdpa_kernel
         context = sdpa_kernel(getattr(SDPBackend, backend))
+    gqa = k.shape[-3] != q.shape[-3]
     with context:
-        o = wrap(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL))(*leaves)
+        o = wrap(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL, enable_gqa=gqa))(*leaves)
     return lambda: torch.autograd.grad(o, leaves, do, retain_graph=True)
 
 
@@ -174,8 +189,8 @@ def backward_flops(B, H, L, S, D, CAUSAL) -> float:
     return 2.5 * 4 * B * H * L * S * D / (2 if CAUSAL else 1)
 
 
-def causal(why: str, **values):
-    return case(f"causal: {why}", CAUSAL=True, tags=("causal",), **values)
+def causal(why: str, tags: tuple = (), **values):
+    return case(f"causal: {why}", CAUSAL=True, tags=("causal", *tags), **values)
 
 
 def hint(name: str, cause: str, text: str, make_p, **switches):
@@ -187,13 +202,13 @@ PUZZLE = puzzle(
     skill="attention's backward from the saved logsumexp: Δ = rowsum(dO ∘ O) first, dK and dV by the key block's "
           "owner walking the queries, dQ by a second walk, the causal mask and skip in both",
     chapter="Attention",
-    inputs={"q": randn("B H L D"), "k": randn("B H S D"), "v": randn("B H S D"), "do": randn("like o")},
+    inputs={"q": randn("B H L D"), "k": randn("B KV S D"), "v": randn("B KV S D"), "do": randn("like o")},
     reference=attention,
     parts=[part("backward", "dQ, dK and dV from o and lse", ["attn_bwd_preprocess", "attn_bwd_dkdv_kernel",
                                                               "attn_bwd_dq_kernel"],
                 outputs=[out("dq", accumulated=True, tolerance=DQ), out("dk", tolerance=DQ), out("dv", tolerance=DQ)],
                 grads={"dq": "q", "dk": "k", "dv": "v"}, upstream={"o": "do"}, launch=launch)],
-    params={"BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
+    params={"KV": kv_heads, "BLOCK_Q": 16, "BLOCK_K": 16, "BLOCK_D": next_pow2("D", floor=16), "CAUSAL": False,
             "NUM_WARPS": 4, "NUM_STAGES": 2, "DQ_TILES": None},
     blocks={"L": "BLOCK_Q", "S": "BLOCK_K", "D": "BLOCK_D"},
     condition=cancellation,
@@ -224,7 +239,12 @@ PUZZLE = puzzle(
                               "comes after the query (the tl.where's mask, and the 0 it fills in), and the walks "
                               "skip the blocks past the diagonal: dK/dV programs start at the query block holding "
                               "their first key, dQ programs stop at min(S, first + BLOCK_Q).",
-                              lambda c: "causal" in c.tags, candidates=("mask", "loop", "fill"))],
+                              lambda c: "causal" in c.tags, candidates=("mask", "loop", "fill")),
+               SummaryPattern("only the grouped-query cases fail: there k and v have KV heads, fewer than q's H "
+                              "(GROUP = H / KV, the kernels' argument), and both walks read key/value head "
+                              "head // GROUP, with head = tl.program_id(1) counting (batch, query head) pairs. dK and "
+                              "dV are stored per query head, at head (the checker adds each group's shares).",
+                              lambda c: "grouped" in c.tags, candidates=("address",))],
     cases=[case(B=1, H=2, L=40, S=40, D=16, documented=True),
            causal("the diagonal crosses every block", B=1, H=2, L=40, S=40, D=16),
            case(B=1, H=1, L=1, S=1, D=24), causal("one query, one key", B=1, H=1, L=1, S=1, D=24),
@@ -242,6 +262,12 @@ PUZZLE = puzzle(
            case(B=1, H=1, L=70, S=70, D=48, BLOCK_Q=32),  # three different blocks, each stepped more than once
            case("large logits (q: 6·randn)", B=1, H=2, L=24, S=40, D=16, inputs={"q": randn("B H L D", 0.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
+           # grouped-query attention (puzzle 31): dK and dV of a key/value head sum the shares of the
+           # H / KV query heads that read it. Two batches: the heads of batch 1 must not read batch 0's
+           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=40, S=40, D=16,
+                tags=("grouped",)),
+           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=33, S=33,
+                  D=32, tags=("grouped",)),
            case(B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("113 queries, D = 128", B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            case(B=2, H=3, L=255, S=255, D=64, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
@@ -253,17 +279,18 @@ PUZZLE = puzzle(
            causal("bfloat16, D = 64, the benchmark tiles", B=2, H=4, L=777, S=777, D=64, dtype="bfloat16", **FAST_D64),
            case("bf16 large logits", B=1, H=4, L=255, S=255, D=64, dtype="bfloat16",
                 inputs={"q": randn("B H L D", 0.0, 6.0)}, **FAST_D64),
+           causal("grouped-query, bfloat16, D = 128: 8 query heads, 2 key/value heads", B=2, H=8, KV=2, L=1000,
+                  S=1000, D=128, dtype="bfloat16", tags=("grouped",), **FAST),
            # the rows a model runs: 8192 and 16384 keys, where dK and dV sum over thousands of query blocks.
            # Not causal: the bf16 tolerance is relative to the output's RMS, which a causal case's many long rows shrink
            # while its first rows (few keys, outputs near 1) keep their rounding; the reference's dK used
            # 80 % of it at a causal N = 16384 on the H100 (the benchmark times causal N = 16384)
            case("N = 8192, D = 128: a model's long rows", B=1, H=2, L=8192, S=8192, D=128, dtype="bfloat16", **FAST),
            case("N = 16384, D = 128: longer rows", B=1, H=1, L=16384, S=16384, D=128, dtype="bfloat16", **FAST)],
-    bench=bench("backward", [case(f"{'causal' if c else 'non-causal'}, N={n}, D={d}", B=b, H=16, L=n, S=n, D=d,
-                                  dtype="bfloat16", CAUSAL=c, **(FAST if d == 128 else FAST_D64))
-                             for d, n, b in BENCH_SIZES for c in (False, True)],
+    bench=bench("backward", [case(name, dtype="bfloat16", **sizes, **(FAST if sizes["D"] == 128 else FAST_D64))
+                             for name, sizes in bench_sizes()],
                 backend=sdpa_backend, notes=(flops_note("2.5 × 4·B·H·L·S·D (the five products)"),),
-                traffic=lambda q, B, H, L, S, D: q.element_size() * B * H * D * (4 * L + 4 * S),
+                traffic=lambda q, B, H, KV, L, S, D: q.element_size() * B * D * (4 * H * L + 4 * KV * S),
                 flops=backward_flops, torch=lambda q, k, v, do, CAUSAL, wrap: sdpa_backward(q, k, v, do, CAUSAL, wrap),
                 extra={"sdpa flash": lambda q, k, v, do, CAUSAL: sdpa_backward(q, k, v, do, CAUSAL, lambda fn: fn,
                                                                               "FLASH_ATTENTION")}),

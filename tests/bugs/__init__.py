@@ -144,6 +144,14 @@ def written_against(then: tuple, found: list) -> list:
     return [dataclasses.replace(entry, patches=tuple(then) + tuple(entry.patches)) for entry in found]
 
 
+def carried_forward(then: tuple, found: list, grown: tuple) -> list:
+    """Entries written before the contract grew (an argument, a layout): today's solution taken back to
+    their text (`then`), their own patches, then the contract's growth made again (`grown`: the new
+    argument and the lines that use it), as a learner brings a kernel up to date. Their bug is
+    untouched, and they are measured on today's cases (tests/bugs/then.py)."""
+    return [dataclasses.replace(entry, patches=tuple(then) + tuple(entry.patches) + tuple(grown)) for entry in found]
+
+
 def keys() -> list[str]:
     """The puzzles that have a file here."""
     return sorted(p.stem for p in HERE.glob("p[0-9][0-9].py"))

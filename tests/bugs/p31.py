@@ -4,8 +4,8 @@ SAME_BUG). What each list means: tests/bugs/__init__.py."""
 from pathlib import Path
 
 from bugs.reasons import RESCALE_DROPPED
-from bugs import Bug, Kernel, Right, written_against
-from bugs.then import P31_BEFORE_FUSED_SCALE
+from bugs import Bug, Kernel, Right, carried_forward, written_against
+from bugs.then import P31_BEFORE_FUSED_SCALE, P31_BEFORE_GQA, P31_GQA
 from bugs.reasons import ZERO_PARTNER
 
 P = "        p = tl.exp2(s - m_new[:, None])\n"
@@ -18,6 +18,13 @@ Q_LOAD = "mask=(rows[:, None] < L) & (dims[None, :] < D), other=0.0)"
 CAUSAL_MASK = "        if CAUSAL:\n            visible = visible & (cols[None, :] <= rows[:, None])\n"
 
 PINNED = [
+    # grouped-query attention: k and v read at the query head's index, as if every query head had its own
+    Bug("key_head_not_shared", "forward",
+        (("k_ptr + (head // GROUP) * S * D", "k_ptr + head * S * D", 1),
+         ("v_ptr + (head // GROUP) * S * D", "v_ptr + head * S * D", 1)),
+        cause="address",
+        reasons=(("programs per step",),), not_causes=("mask",),
+        notes="fails the grouped-query cases only, out of bounds: the report counts the programs sharing each head"),
     Bug("scale_missing", "forward",
         (("qk_scale = scale * 1.4426950408889634", "qk_scale = 1.4426950408889634", 1),),
         cause="formula",
@@ -307,6 +314,10 @@ RIGHT = [
 # written against the solution before its scores were scaled once each (tests/bugs/then.py)
 MEASURED = written_against(P31_BEFORE_FUSED_SCALE, MEASURED)
 RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)
+
+# written before grouped-query attention, and brought up to it (tests/bugs/then.py)
+MEASURED = carried_forward(P31_BEFORE_GQA, MEASURED, P31_GQA)
+RIGHT = carried_forward(P31_BEFORE_GQA, RIGHT, P31_GQA)
 
 # the second blind corpus (tests/bugs/second_blind/p31.py), measured beside the first
 from bugs.second_blind import p31 as _second  # noqa: E402

@@ -3,7 +3,8 @@
 What each list means: tests/bugs/__init__.py."""
 from pathlib import Path
 
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, carried_forward
+from bugs.then import P32_BEFORE_GQA, P32_GQA, P32_GQA_NO_DQ_WALK
 from bugs.reasons import ZERO_PARTNER
 
 DKDV_MASK = "    if MASK:  # a block across the diagonal: query i sees key j only if j <= i\n"\
@@ -16,6 +17,18 @@ KV_LOAD = """    k = tl.load(k_head + cols[:, None] * D + dims[None, :], mask=kv
     v = tl.load(v_head + cols[:, None] * D + dims[None, :], mask=kv_mask, other=0.0)"""
 
 PINNED = [
+    # grouped-query attention: a walk that reads k and v at the query head's index
+    Bug("dq_walk_key_head_not_shared", "backward",
+        (("k_head = k_ptr + (head // GROUP) * S * D", "k_head = k_ptr + head * S * D", 1),
+         ("v_head = v_ptr + (head // GROUP) * S * D", "v_head = v_ptr + head * S * D", 1)),
+        cause="address",
+        reasons=(("programs per step",),), not_causes=("mask",),
+        notes="fails the grouped-query cases only, out of bounds"),
+    Bug("dkdv_walk_key_head_not_shared", "backward",
+        (("    kv_head = head // GROUP\n", "    kv_head = head\n", 1),),
+        cause="address",
+        reasons=(("programs per step",),), not_causes=("mask",),
+        notes="fails the grouped-query cases only, out of bounds"),
     Bug("causal_mask_forgotten_in_backward", "backward",
         ((DKDV_MASK, "", 1), (DQ_MASK, "", 1)),
         cause="mask",
@@ -132,10 +145,10 @@ EQUIVALENT = {
                                        "padded 0 in dV and dPᵀ − Δ = 0 − 0 in dK; it overflows (Inf · 0) only "
                                        "for a key whose coordinates sum past 89·√D, and there the solution "
                                        "itself leaves the tolerances",
-    "fill.other:attn_bwd_dkdv_kernel:e7b14ba1:0": "a padded key row of v reaches only its own dSᵀ row and so its own "
+    "fill.other:attn_bwd_dkdv_kernel:92ead788:0": "a padded key row of v reaches only its own dSᵀ row and so its own "
                                                   "dK row, which the masked store leaves out; v's padded dimensions "
                                                   "meet dO's padded 0 in dPᵀ",
-    "fill.other:attn_bwd_dkdv_kernel:65144ceb:0": "a padded key row of k reaches only its own dK and dV rows, which "
+    "fill.other:attn_bwd_dkdv_kernel:e401dd8c:0": "a padded key row of k reaches only its own dK and dV rows, which "
                                                   "the masked stores leave out; k's padded dimensions meet q's "
                                                   "padded 0 in the scores",
     "fill.other:dq_step:c2d8d6b0:0": "a padded key's dS (from v's padded row) multiplies k's padded 0 in dQ = dS K; "
@@ -359,6 +372,14 @@ def dkdv_step(dk, dv, k, v, q_head, do_head, lse_head, delta_head, start, cols, 
             "    for back in range(0, tl.cdiv(whole, BLOCK_K)):\n        start = (tl.cdiv(whole, BLOCK_K) - 1 - back) * BLOCK_K\n        dq = dq_step(", 1),),
           "the dQ walk's unmasked key blocks taken last first"),
 ]
+
+# written before grouped-query attention, and brought up to it (tests/bugs/then.py)
+# (the entries whose dQ kernel is emptied, dQ summed by the dK/dV walk, grow its argument only)
+MEASURED, RIGHT = ([grown for entry in entries
+                    for grown in carried_forward(P32_BEFORE_GQA, [entry], P32_GQA_NO_DQ_WALK
+                                                 if Kernel("attn_bwd_dq_kernel", _BLIND_EMPTY_DQ) in entry.patches
+                                                 else P32_GQA)]
+                   for entries in (MEASURED, RIGHT))
 
 # the second blind corpus (tests/bugs/second_blind/p32.py), measured beside the first
 from bugs.second_blind import p32 as _second  # noqa: E402

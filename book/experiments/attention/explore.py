@@ -20,6 +20,8 @@ T0 = time.time()
 BUDGET = float(os.environ.get("BUDGET", 520))
 OUT = os.environ.get("OUT", "/tmp")
 ROOT = os.environ.get("ROOT", ".")
+sys.path.insert(0, ROOT)
+from checker.bench.columns import replay_median_ms  # noqa: E402
 RESULTS = []
 
 
@@ -40,19 +42,8 @@ def left():
 
 
 def timed(fn, rep=40):
-    fn()
-    torch.cuda.synchronize()
-    run = fn
-    try:
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn()
-        g.replay()
-        torch.cuda.synchronize()
-        run = g.replay
-    except Exception:
-        torch.cuda.synchronize()
-    return float(triton.testing.do_bench(run, warmup=10, rep=rep, return_mode="median"))
+    """Median ms of fn's CUDA-graph replays (the checker's bench timing)."""
+    return replay_median_ms(fn, rep)
 
 
 def kernel_names(fn):
@@ -135,7 +126,7 @@ def explore_fwd(D, configs, sizes, G=1):
             lse = torch.empty(B, H, N, device="cuda")
             bq, bk, w, s = (128, 64, 8, 3) if D == 128 else (128, 64, 4, 3)
             ms = timed(lambda: mod.attn_fwd_kernel[(triton.cdiv(N, bq), B * H)](
-                q, k, v, o, lse, N, N, D ** -0.5, D=D, BLOCK_Q=bq, BLOCK_K=bk, BLOCK_D=D, CAUSAL=causal,
+                q, k, v, o, lse, N, N, D ** -0.5, 1, D=D, BLOCK_Q=bq, BLOCK_K=bk, BLOCK_D=D, CAUSAL=causal,
                 num_warps=w, num_stages=s))
             save(dict(kind="fwd", who="main", size=size, ms=ms, tflops=flops / ms / 1e9))
         for cfg in configs:
@@ -199,10 +190,10 @@ def explore_bwd(D, kvs, dqs, ats, sizes, G=1):
             kvb = (32, 64, 4, 4) if D == 128 else (64, 64, 4, 3)
             dqb = (128, 64, 8, 3) if D == 128 else (64, 64, 4, 3)
             ms_kv = timed(lambda: s32.attn_bwd_dkdv_kernel[(triton.cdiv(N, kvb[1]), B * H)](
-                q, k, v, do, lse, delta, dq, dk, dv, N, N, D ** -0.5, D=D, BLOCK_Q=kvb[0], BLOCK_K=kvb[1],
+                q, k, v, do, lse, delta, dq, dk, dv, N, N, D ** -0.5, 1, D=D, BLOCK_Q=kvb[0], BLOCK_K=kvb[1],
                 BLOCK_D=BD, CAUSAL=causal, num_warps=kvb[2], num_stages=kvb[3]))
             ms_dq = timed(lambda: s32.attn_bwd_dq_kernel[(triton.cdiv(N, dqb[0]), B * H)](
-                q, k, v, do, lse, delta, dq, N, N, D ** -0.5, D=D, BLOCK_Q=dqb[0], BLOCK_K=dqb[1],
+                q, k, v, do, lse, delta, dq, N, N, D ** -0.5, 1, D=D, BLOCK_Q=dqb[0], BLOCK_K=dqb[1],
                 BLOCK_D=BD, CAUSAL=causal, num_warps=dqb[2], num_stages=dqb[3]))
             save(dict(kind="bwd", who="main", size=size, ms=ms_pre + ms_kv + ms_dq, kv_ms=ms_kv, dq_ms=ms_dq,
                       tflops=flops / (ms_pre + ms_kv + ms_dq) / 1e9))

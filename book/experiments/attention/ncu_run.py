@@ -23,13 +23,13 @@ q, k, v, do = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for 
 o = torch.empty_like(q); lse = torch.empty(B, H, N, device="cuda")
 delta = torch.empty_like(lse); dq = torch.zeros(q.shape, device="cuda"); dk = torch.empty_like(k); dv = torch.empty_like(v)
 def ours_fwd():
-    f.attn_fwd_kernel[(triton.cdiv(N, 128), B * H)](q, k, v, o, lse, N, N, D ** -0.5, D=D, BLOCK_Q=128, BLOCK_K=64,
+    f.attn_fwd_kernel[(triton.cdiv(N, 128), B * H)](q, k, v, o, lse, N, N, D ** -0.5, 1, D=D, BLOCK_Q=128, BLOCK_K=64,
                                                    BLOCK_D=D, CAUSAL=False, num_warps=8, num_stages=3)
 def ours_bwd():
     b.attn_bwd_preprocess[(triton.cdiv(N, 32), B * H)](o, do, delta, N, D=D, BLOCK_Q=32, BLOCK_D=D)
-    b.attn_bwd_dkdv_kernel[(triton.cdiv(N, 64), B * H)](q, k, v, do, lse, delta, dq, dk, dv, N, N, D ** -0.5, D=D,
+    b.attn_bwd_dkdv_kernel[(triton.cdiv(N, 64), B * H)](q, k, v, do, lse, delta, dq, dk, dv, N, N, D ** -0.5, 1, D=D,
                                                         BLOCK_Q=32, BLOCK_K=64, BLOCK_D=D, CAUSAL=False, num_warps=4, num_stages=4)
-    b.attn_bwd_dq_kernel[(triton.cdiv(N, 128), B * H)](q, k, v, do, lse, delta, dq, N, N, D ** -0.5, D=D,
+    b.attn_bwd_dq_kernel[(triton.cdiv(N, 128), B * H)](q, k, v, do, lse, delta, dq, N, N, D ** -0.5, 1, D=D,
                                                       BLOCK_Q=128, BLOCK_K=64, BLOCK_D=D, CAUSAL=False, num_warps=8, num_stages=3)
 leaves = [t.detach().requires_grad_() for t in (q, k, v)]
 with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):

@@ -1,8 +1,50 @@
 """explore.json (explore.py), ncu_raw.csv (ncu_run.py) and ncu_sizes.csv (ncu_sizes.py) ->
 book/data/attention_designs.json and attention_ncu.json: the designs the pages show, each named by
 what it changes, the profile's rows, and per benchmark size the kernels' times and tensor-core shares.
-python to_book.py explore.json ncu_raw.csv ncu_sizes.csv ../../data"""
-import csv, json, sys
+python to_book.py explore.json ncu_raw.csv ncu_sizes.csv ../../data
+
+or, for the per-size profile alone (attention_ncu.json's by_size, the rest kept):
+
+python to_book.py sizes ncu_sizes.csv ../../data"""
+import csv, json, sys, time
+
+
+def by_size(path):
+    """Six kernels a size, in ncu_sizes.py's order: the reference's forward, Δ, dK/dV and dQ, then
+    cuDNN's forward and its backward walk (its Δ and dQ conversion are not matched by the filter)."""
+    sys.path.insert(0, "../../..")
+    from checker.specs.families.attention import bench_sizes
+    found = list(csv.reader(open(path)))
+    top = next(i for i, r in enumerate(found) if "Kernel Name" in r)
+    names, launches = found[top], found[top + 2:]
+    value = lambda d, k: float(d[names.index(k)].replace(",", ""))  # noqa: E731
+    us = lambda d: round(value(d, "gpu__time_duration.sum") / 1e3, 1)  # noqa: E731
+    busy = lambda d: round(value(d, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"), 1)  # noqa: E731
+    sizes = bench_sizes()
+    assert len(launches) == 6 * len(sizes), len(launches)
+    rows = []
+    for i, (name, size) in enumerate(sizes):
+        fwd, delta, dkdv, dq, cudnn_fwd, cudnn_bwd = launches[6 * i:6 * i + 6]
+        assert "fprop" in cudnn_fwd[names.index("Kernel Name")] and "bprop" in cudnn_bwd[names.index("Kernel Name")]
+        rows.append({"size": name, "B": size["B"], "H": size["H"], "KV": size["KV"],
+                     "forward": {"ours_us": us(fwd), "ours_tensor_pct": busy(fwd), "cudnn_us": us(cudnn_fwd),
+                                 "cudnn_tensor_pct": busy(cudnn_fwd)},
+                     "backward": {"delta_us": us(delta), "dkdv_us": us(dkdv), "dkdv_tensor_pct": busy(dkdv),
+                                  "dq_us": us(dq), "dq_tensor_pct": busy(dq), "cudnn_walk_us": us(cudnn_bwd),
+                                  "cudnn_walk_tensor_pct": busy(cudnn_bwd)}})
+    return rows
+
+
+SIZES_NOTE = ("every benchmark size, one launch of each kernel after two warm-ups, ncu's locked clocks; cuDNN's "
+              "walk alone (its Δ and dQ-conversion kernels are not matched by the kernel filter)")
+
+
+if sys.argv[1] == "sizes":
+    ncu_sizes, out = sys.argv[2:4]
+    found = json.load(open(f"{out}/attention_ncu.json"))
+    found.update(by_size=by_size(ncu_sizes), by_size_note=SIZES_NOTE, by_size_date=time.strftime("%Y-%m-%d"))
+    json.dump(found, open(f"{out}/attention_ncu.json", "w"), indent=1)
+    sys.exit()
 explore, ncu, ncu_sizes, out = sys.argv[1:5]
 R = json.load(open(explore))
 def t(kind, who, size):
@@ -93,35 +135,7 @@ json.dump({**meta, "sizes": "bf16, B = 4, H = 16, L = S = 4096", "timing": "medi
            "forward": fwd, "backward": bwd}, open(f"{out}/attention_designs.json", "w"), indent=1)
 
 
-def by_size(path):
-    """Six kernels a size, in ncu_sizes.py's order: the reference's forward, Δ, dK/dV and dQ, then
-    cuDNN's forward and its backward walk (its Δ and dQ conversion are not matched by the filter)."""
-    sys.path.insert(0, "../../..")
-    from checker.specs.families.attention import BENCH_SIZES
-    found = list(csv.reader(open(path)))
-    top = next(i for i, r in enumerate(found) if "Kernel Name" in r)
-    names, launches = found[top], found[top + 2:]
-    value = lambda d, k: float(d[names.index(k)].replace(",", ""))  # noqa: E731
-    us = lambda d: round(value(d, "gpu__time_duration.sum") / 1e3, 1)  # noqa: E731
-    busy = lambda d: round(value(d, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"), 1)  # noqa: E731
-    sizes = [(D, N, B, c) for D, N, B in BENCH_SIZES for c in (False, True)]
-    assert len(launches) == 6 * len(sizes), len(launches)
-    rows = []
-    for i, (D, N, B, causal) in enumerate(sizes):
-        fwd, delta, dkdv, dq, cudnn_fwd, cudnn_bwd = launches[6 * i:6 * i + 6]
-        assert "fprop" in cudnn_fwd[names.index("Kernel Name")] and "bprop" in cudnn_bwd[names.index("Kernel Name")]
-        rows.append({"size": f"{'causal' if causal else 'non-causal'}, N={N}, D={D}", "B": B,
-                     "forward": {"ours_us": us(fwd), "ours_tensor_pct": busy(fwd), "cudnn_us": us(cudnn_fwd),
-                                 "cudnn_tensor_pct": busy(cudnn_fwd)},
-                     "backward": {"delta_us": us(delta), "dkdv_us": us(dkdv), "dkdv_tensor_pct": busy(dkdv),
-                                  "dq_us": us(dq), "dq_tensor_pct": busy(dq), "cudnn_walk_us": us(cudnn_bwd),
-                                  "cudnn_walk_tensor_pct": busy(cudnn_bwd)}})
-    return rows
-
-
 json.dump({**meta, "tool": "Nsight Compute 2025.3.1.0", "note": "one launch each after two warm-ups; ncu's locked "
            "clocks (times longer than the benchmark's)", "sizes": "bf16, B = 4, H = 16, L = S = 4096, D = 128, not causal",
-           "rows": prof, "by_size": by_size(ncu_sizes),
-           "by_size_note": "every benchmark size (H = 16), one launch of each kernel after two warm-ups, ncu's locked "
-                           "clocks; cuDNN's walk alone (its Δ and dQ-conversion kernels are not matched by the kernel "
-                           "filter)"}, open(f"{out}/attention_ncu.json", "w"), indent=1)
+           "rows": prof, "by_size": by_size(ncu_sizes), "by_size_note": SIZES_NOTE},
+          open(f"{out}/attention_ncu.json", "w"), indent=1)

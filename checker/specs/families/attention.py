@@ -4,6 +4,22 @@ a model runs, how PyTorch's pick is named, how the flops of a causal size are co
 # (D, N, B) at H = 16: B·N = 4096 and 16384 tokens at N = 1024 and 4096, and the long rows a model
 # runs at D = 128, 16384 tokens a batch (FlashAttention-3's paper measures that way)
 BENCH_SIZES = [(64, 1024, 4), (64, 4096, 4), (128, 1024, 4), (128, 4096, 4), (128, 8192, 2), (128, 16384, 1)]
+# grouped-query attention as a model runs it (Llama 3 8B's heads): 32 query heads sharing 8 key/value heads
+GQA = dict(B=4, H=32, KV=8, L=4096, S=4096, D=128)
+
+
+def bench_sizes() -> list[tuple[str, dict]]:
+    """Every benchmark size of both puzzles, named as their tables name it: (name, the case's sizes and
+    CAUSAL), BENCH_SIZES at H = 16 then the grouped-query size, each not causal and causal."""
+    sizes = []
+    for D, N, B in BENCH_SIZES:
+        for causal in (False, True):
+            sizes.append((f"{'causal' if causal else 'non-causal'}, N={N}, D={D}",
+                          dict(B=B, H=16, KV=16, L=N, S=N, D=D, CAUSAL=causal)))
+    for causal in (False, True):
+        sizes.append((f"{'causal' if causal else 'non-causal'}, grouped-query (KV={GQA['KV']}), N={GQA['L']}, "
+                      f"D={GQA['D']}", dict(GQA, CAUSAL=causal)))
+    return sizes
 
 
 def sdpa_backend(kernels: list[str]) -> str:
@@ -22,3 +38,23 @@ def flops_note(count: str) -> str:
     causal does to it."""
     return (f"flops per size: {count}, halved when causal (the blocks above the diagonal are skipped by "
             "every column; the masked half of the diagonal blocks still costs time)")
+
+
+def per_query_head(t, q):
+    """k or v, [B, KV, S, D], as every query head of q [B, H, L, D] reads it: grouped-query attention
+    shares each key/value head among H / KV query heads, query head h reading key/value head
+    h // (H / KV) (KV = H: one each, the plain case). One head's [S, D] is read as it is."""
+    if t.dim() < 3:
+        return t
+    return t.repeat_interleave(q.shape[-3] // t.shape[-3], dim=-3)
+
+
+def per_kv_head(grad, t):
+    """A gradient per query head, [B, H, S, D], summed over the query heads that share each of t's
+    key/value heads: [B, KV, S, D] (the chain rule through per_query_head)."""
+    return grad.unflatten(-3, (t.shape[-3], grad.shape[-3] // t.shape[-3])).sum(-3)
+
+
+def kv_heads(H: int) -> int:
+    """Key/value heads unless a case says KV: as many as query heads."""
+    return H

@@ -1,5 +1,6 @@
 """Fifth blind corpus, puzzle 32 (FlashAttention backward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, carried_forward
+from bugs.then import P32_BEFORE_GQA, P32_GQA
 
 _PRE_OFF = "    offsets = head * L * D + rows[:, None] * D + dims[None, :]\n"
 _PRE_LOADS = ("    o = tl.load(o_ptr + offsets, mask=mask, other=0.0).to(tl.float32)\n"
@@ -126,3 +127,7 @@ RIGHT = [
             "        dq = dq_step(", 1),),
           "the dQ kernel's masked key blocks walked last first"),
 ]
+
+# written before grouped-query attention, and brought up to it (tests/bugs/then.py)
+MEASURED = carried_forward(P32_BEFORE_GQA, MEASURED, P32_GQA)
+RIGHT = carried_forward(P32_BEFORE_GQA, RIGHT, P32_GQA)

@@ -1,5 +1,6 @@
 """Fourth blind corpus, puzzle 32 (FlashAttention backward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, carried_forward
+from bugs.then import P32_BEFORE_GQA, P32_GQA
 
 _DELTA_STORE = "    tl.store(delta_ptr + head * L + rows, tl.sum(o * do, axis=1), mask=rows < L)\n"
 _PT = "    p_t = tl.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])\n"
@@ -153,3 +154,7 @@ RIGHT = [
            (_DQ_LOOPS, _DQ_LOOPS.replace("        dq = dq_step(", "        dq += dq_step("), 1)),
           "dq_step returns only the key block's share and the dQ kernel adds it"),
 ]
+
+# written before grouped-query attention, and brought up to it (tests/bugs/then.py)
+MEASURED = carried_forward(P32_BEFORE_GQA, MEASURED, P32_GQA)
+RIGHT = carried_forward(P32_BEFORE_GQA, RIGHT, P32_GQA)

@@ -1,5 +1,6 @@
 """Blind corpus, puzzle 32 (FlashAttention backward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, carried_forward
+from bugs.then import P32_BEFORE_GQA, P32_GQA
 
 _DS_T = "ds_t = p_t * (dp_t - delta[None, :])"
 _DQ = "    dq += tl.dot(ds.to(k.dtype), k)"
@@ -100,3 +101,7 @@ RIGHT = [
           (("        whole = (tl.minimum(S, first + 1) // BLOCK_K) * BLOCK_K\n", "        whole = 0\n", 1),),
           "the causal dQ walk masks every key block it visits (no unmasked stage): slower, the same numbers"),
 ]
+
+# written before grouped-query attention, and brought up to it (tests/bugs/then.py)
+MEASURED = carried_forward(P32_BEFORE_GQA, MEASURED, P32_GQA)
+RIGHT = carried_forward(P32_BEFORE_GQA, RIGHT, P32_GQA)

@@ -1,6 +1,6 @@
 """Third blind corpus, puzzle 31 (FlashAttention forward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right, written_against
-from bugs.then import P31_BEFORE_FUSED_SCALE
+from bugs import Bug, Kernel, Right, carried_forward, written_against
+from bugs.then import P31_BEFORE_FUSED_SCALE, P31_BEFORE_GQA, P31_GQA
 
 _LSE = "(m + tl.log2(l)) * 0.6931471805599453"
 _WALK_BOUNDS = "    whole = S\n    end = S\n"
@@ -137,3 +137,7 @@ RIGHT = [
 # written against the solution before its scores were scaled once each (tests/bugs/then.py)
 MEASURED = written_against(P31_BEFORE_FUSED_SCALE, MEASURED)
 RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)
+
+# written before grouped-query attention, and brought up to it (tests/bugs/then.py)
+MEASURED = carried_forward(P31_BEFORE_GQA, MEASURED, P31_GQA)
+RIGHT = carried_forward(P31_BEFORE_GQA, RIGHT, P31_GQA)

@@ -1,5 +1,6 @@
 """Third blind corpus, puzzle 32 (FlashAttention backward): learner bugs and correct rewrites, written apart."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, carried_forward
+from bugs.then import P32_BEFORE_GQA, P32_GQA
 
 _DS_T = "ds_t = p_t * (dp_t - delta[None, :])"
 _DK = "    dk += tl.dot(ds_t.to(q.dtype), q)"
@@ -130,3 +131,7 @@ RIGHT = [
            ("p = tl.where(cols[None, :] <= rows[:, None], p, 0.0)", "p = tl.where(rows[:, None] - cols[None, :] >= 0, p, 0.0)", 1)),
           "the causal masks written as row − col >= 0"),
 ]
+
+# written before grouped-query attention, and brought up to it (tests/bugs/then.py)
+MEASURED = carried_forward(P32_BEFORE_GQA, MEASURED, P32_GQA)
+RIGHT = carried_forward(P32_BEFORE_GQA, RIGHT, P32_GQA)
