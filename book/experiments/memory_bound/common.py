@@ -1,0 +1,53 @@
+"""What the two kernel files share: the repository on sys.path, loading a solution by path, and the
+occupancy arithmetic that sizes a persistent grid whose programs must all be on the GPU at once."""
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+# ROOT (the repository) from the environment, else three folders up from this file
+ROOT = Path(os.environ.get("ROOT", Path(__file__).resolve().parents[3])).resolve()
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+
+def load(relative: str, name: str):
+    """A module from a file of the repository (the solutions are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / relative)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+# H100 (sm_90) per-SM limits: registers, warps, blocks, shared memory a program may use
+REGS_PER_SM, MAX_WARPS, MAX_BLOCKS, SMEM_PER_SM = 65536, 64, 32, 228 * 1024
+
+
+def resident_per_sm(n_regs: int, num_warps: int, shared: int) -> int:
+    """How many programs of a compiled kernel fit on one SM at once (registers are allocated per warp
+    in units of 256, i.e. per thread rounded up to 8; each block reserves 1 KB of shared memory)."""
+    regs_per_warp = -(-max(n_regs, 1) * 32 // 256) * 256
+    by_regs = (REGS_PER_SM // regs_per_warp) // num_warps
+    by_warps = MAX_WARPS // num_warps
+    by_smem = SMEM_PER_SM // (shared + 1024)
+    return max(0, min(by_regs, by_warps, by_smem, MAX_BLOCKS))
+
+
+def compiled_info(kernel, args, kwargs) -> dict:
+    """Compile without launching (a spinning kernel launched too wide would hang) and read what the
+    occupancy depends on. GPU only."""
+    ck = kernel.warmup(*args, grid=(1,), **kwargs)
+    ck._init_handles()
+    return dict(n_regs=ck.n_regs, n_spills=ck.n_spills, shared=ck.metadata.shared, num_warps=ck.metadata.num_warps)
+
+
+def sm_count(t) -> int:
+    import torch
+    return torch.cuda.get_device_properties(t.device).multi_processor_count
