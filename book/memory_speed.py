@@ -65,16 +65,18 @@ def _needed(puzzle: str, size: str, dtype: str) -> tuple[float, float]:
 
 
 def profile(puzzle: str) -> str:
-    """A Markdown table: the main kernel of each profiled size next to the copy of the same bytes."""
+    """A Markdown table: the main kernel of each profiled size, with the copy of the same bytes in
+    parentheses (its time and how busy it kept DRAM); sizes at M = 8192 (p27) and 4096 (p25)."""
     data = _load()
-    lines = ["| size | dtype | kernel | µs | DRAM read / needed, MB | written / needed, MB | DRAM busy | spilled, read MB "
-             "| registers | copy µs | copy's DRAM busy |", "|---" * 11 + "|"]
+    lines = ["| size | kernel | µs (copy) | DRAM read / needed, MB | written / needed, MB | DRAM busy (copy) "
+             "| spilled, read MB | registers |", "|---" * 8 + "|"]
     for r in (r for r in data["profile"] if r["puzzle"] == puzzle):
         k, c = r["kernel"], r["copy"]
         read, write = _needed(puzzle, r["size"], r["dtype"])
-        lines.append(f"| {r['size'].replace(' ', ', ')} | {r['dtype']} | {r['design']} | {k['us']:.0f} | "
-                     f"{k['read']:.0f} / {read:.0f} | {k['write']:.0f} / {write:.0f} | {k['dram_pct']:.0f} % | "
-                     f"{k['spill_load']:.0f} | {k['registers']:.0f} | {c['us']:.0f} | {c['dram_pct']:.0f} % |")
+        size = f"{r['size'].split()[-1]} {'fp32' if r['dtype'] == 'float32' else 'bf16'}"
+        lines.append(f"| {size} | {r['design']} | {k['us']:.0f} ({c['us']:.0f}) | {k['read']:.0f} / {read:.0f} | "
+                     f"{k['write']:.0f} / {write:.0f} | {k['dram_pct']:.0f} % ({c['dram_pct']:.0f} %) | "
+                     f"{k['spill_load']:.0f} | {k['registers']:.0f} |")
     return f"{data['profile_tool']}:\n\n" + "\n".join(lines)
 
 

@@ -37,6 +37,6 @@ def test_the_profile_puts_each_kernel_beside_what_the_work_needs_and_the_copy():
         assert len(lines) == len(rows) and "Nsight Compute" in text
         for r, line in zip(rows, lines):
             read, write = memory_speed._needed(puzzle, r["size"], r["dtype"])
-            assert f"{r['kernel']['read']:.0f} / {read:.0f}" in line and f"{r['copy']['us']:.0f}" in line
+            assert f"{r['kernel']['read']:.0f} / {read:.0f}" in line and f"({r['copy']['us']:.0f})" in line
     # the work's bytes: p27 reads the logits once and writes the gradient once, in bf16
     assert memory_speed._needed("p27", "M=8192 V=32000", "bfloat16") == (8192 * 32000 * 2 / 1e6,) * 2

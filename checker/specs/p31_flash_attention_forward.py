@@ -230,10 +230,10 @@ PUZZLE = puzzle(
            # grouped-query attention: KV key/value heads, each read by H / KV query heads (query head h of
            # batch b reads key/value head h // (H / KV) of batch b). Two batches: a kernel that finds the
            # key head from the query head alone, without its batch, reads batch 0's keys for both
-           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=40, S=40, D=16,
+           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=20, S=20, D=16,
                 tags=("grouped",)),
-           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=33, S=33,
-                  D=32, tags=("grouped",)),
+           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=20, S=20,
+                  D=16, tags=("grouped",)),
            case(B=2, H=3, L=1000, S=1000, D=64, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
            causal("1000 queries", B=2, H=3, L=1000, S=1000, D=64, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
            causal("fewer queries than keys, D = 128", B=1, H=2, L=300, S=555, D=128, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),

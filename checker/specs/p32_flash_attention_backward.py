@@ -264,10 +264,10 @@ PUZZLE = puzzle(
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
            # grouped-query attention (puzzle 31): dK and dV of a key/value head sum the shares of the
            # H / KV query heads that read it. Two batches: the heads of batch 1 must not read batch 0's
-           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=40, S=40, D=16,
+           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=20, S=20, D=16,
                 tags=("grouped",)),
-           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=33, S=33,
-                  D=32, tags=("grouped",)),
+           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=20, S=20,
+                  D=16, tags=("grouped",)),
            case(B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("113 queries, D = 128", B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            case(B=2, H=3, L=255, S=255, D=64, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
