@@ -403,3 +403,22 @@ def test_a_count_of_one_element_is_singular():
     assert addresses._elements(1) == "1 element"
     assert addresses._elements(16, {"N": 16}) == "16 (= N) elements"
     assert addresses._elements(1, {"N": 1}) == "1 (= N) element"
+
+
+def _finding_text(layout, g, programs):
+    """The coverage finding of a 2-D grid (3 programs on axis 0, `programs` on axis 1, moving by g)."""
+    origins = {(a, b, 0): a * 16 + b * g for a in range(3) for b in range(programs)}
+    found = addresses._coverage_finding(layout, (16, 16), origins, (3, programs, 1), {"S": 40, "D": 16})
+    return found.text if found is not None else ""
+
+
+def test_programs_sharing_a_stack_of_matrices_are_asked_about_only_where_each_move_is_one_matrix():
+    # k of grouped-query attention, [B=2, KV=2, S=40, D=16]: 8 programs (B · H query heads) each moving
+    # one head of 640 elements, two per head; the grid's axes are not what is wrong
+    heads = Layout("k_ptr", (2, 2, 40, 16), (1280, 640, 16, 1), 4, 2560)
+    text = _finding_text(heads, 640, 8)
+    assert "2 programs per step: do 2 programs share each one" in text and "swapped" not in text
+    # a [40, 16] matrix walked 2 rows a program where 1 belongs: the same count of programs per move,
+    # but a move is no matrix of a stack, so no sharing is suggested
+    rows = Layout("x_ptr", (40, 16), (16, 1), 4, 640)
+    assert "share each one" not in _finding_text(rows, 32, 40)

@@ -183,9 +183,12 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
                        f"{_elements(layout.span)}")
         others = [a for a in axes if a != axis]
         steps = layout.span // g  # the moves of this size the tensor holds
-        if 1 < steps < grid[axis] and grid[axis] % steps == 0:
-            # more programs than the tensor has steps, a whole number per step: the programs are meant
-            # to share them (grouped-query attention: H query heads reading KV key/value heads)
+        whole_matrices = g in layout.strides[:-2]  # each move is one matrix of a stack (a head of [B, KV, S, D])
+        if whole_matrices and 1 < steps < grid[axis] and grid[axis] % steps == 0:
+            # a stack with fewer matrices than the grid (the checker's, as large as the work) has programs,
+            # a whole number per matrix: the programs are meant to share them (grouped-query attention:
+            # H query heads reading KV key/value heads). A step that is no matrix of the stack (a doubled
+            # row stride) is an offset bug, not sharing: no such question there
             share = grid[axis] // steps
             swap = (f" Axis {axis} has {grid[axis]} programs and {_label(layout)} holds {steps} such steps, "
                     f"{share} programs per step: do {share} programs share each one (the offset from "

@@ -2,7 +2,7 @@
 one program per query block walking the key blocks with puzzle 11's online softmax and tl.dot."""
 from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, variant)
-from checker.specs.families.attention import bench_sizes, flops_note, kv_heads, per_query_head, sdpa_backend
+from checker.specs.families.attention import bench_sizes, flops_note, grouped_cases, kv_heads, per_query_head, sdpa_backend
 
 # lse is fp32 whatever the inputs: from bf16 q and k the scores are exact products summed in fp32,
 # so lse stays within a few fp32 roundings (a bf16 score or sum misses it by 2**-9 of its size)
@@ -227,13 +227,7 @@ PUZZLE = puzzle(
            case("causal, large logits (k: 6·randn + 3)", B=1, H=2, L=40, S=40, D=16, CAUSAL=True,
                 tags=("large", "causal"), inputs={"k": randn("B H S D", 3.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
-           # grouped-query attention: KV key/value heads, each read by H / KV query heads (query head h of
-           # batch b reads key/value head h // (H / KV) of batch b). Two batches: a kernel that finds the
-           # key head from the query head alone, without its batch, reads batch 0's keys for both
-           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=20, S=20, D=16,
-                tags=("grouped",)),
-           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=20, S=20,
-                  D=16, tags=("grouped",)),
+           *grouped_cases(case, causal, FAST),
            case(B=2, H=3, L=1000, S=1000, D=64, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
            causal("1000 queries", B=2, H=3, L=1000, S=1000, D=64, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
            causal("fewer queries than keys, D = 128", B=1, H=2, L=300, S=555, D=128, BLOCK_Q=64, BLOCK_K=32, gpu_only=True),
@@ -242,8 +236,6 @@ PUZZLE = puzzle(
            causal("bfloat16, D = 64, the benchmark tiles", B=2, H=4, L=777, S=777, D=64, dtype="bfloat16", **FAST_D64),
            case("bf16 large logits", B=1, H=4, L=500, S=500, D=64, dtype="bfloat16", tags=("large",),
                 inputs={"q": randn("B H L D", 0.0, 6.0)}, **FAST_D64),
-           causal("grouped-query, bfloat16, D = 128: 8 query heads, 2 key/value heads", B=2, H=8, KV=2, L=1000,
-                  S=1000, D=128, dtype="bfloat16", tags=("grouped",), **FAST),
            # the rows a model runs: 8192 and 16384 keys, where a running sum adds up thousands of blocks.
            # Not causal: the bf16 tolerance is relative to the output's RMS, which a causal case's many long rows shrink
            # while its first rows (few keys, outputs near 1) keep their rounding; the reference used 99 %

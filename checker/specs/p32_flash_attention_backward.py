@@ -2,7 +2,7 @@
 not: Δ in a first kernel, dK and dV by programs that own a key block, dQ by a second walk."""
 from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, scratch, variant)
-from checker.specs.families.attention import bench_sizes, flops_note, kv_heads, per_kv_head, per_query_head, sdpa_backend
+from checker.specs.families.attention import bench_sizes, flops_note, grouped_cases, kv_heads, per_kv_head, per_query_head, sdpa_backend
 
 # dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
 # its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do. On the H100 the
@@ -262,12 +262,7 @@ PUZZLE = puzzle(
            case(B=1, H=1, L=70, S=70, D=48, BLOCK_Q=32),  # three different blocks, each stepped more than once
            case("large logits (q: 6·randn)", B=1, H=2, L=24, S=40, D=16, inputs={"q": randn("B H L D", 0.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
-           # grouped-query attention (puzzle 31): dK and dV of a key/value head sum the shares of the
-           # H / KV query heads that read it. Two batches: the heads of batch 1 must not read batch 0's
-           case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=20, S=20, D=16,
-                tags=("grouped",)),
-           causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=20, S=20,
-                  D=16, tags=("grouped",)),
+           *grouped_cases(case, causal, FAST),
            case(B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("113 queries, D = 128", B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            case(B=2, H=3, L=255, S=255, D=64, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
@@ -279,8 +274,6 @@ PUZZLE = puzzle(
            causal("bfloat16, D = 64, the benchmark tiles", B=2, H=4, L=777, S=777, D=64, dtype="bfloat16", **FAST_D64),
            case("bf16 large logits", B=1, H=4, L=255, S=255, D=64, dtype="bfloat16",
                 inputs={"q": randn("B H L D", 0.0, 6.0)}, **FAST_D64),
-           causal("grouped-query, bfloat16, D = 128: 8 query heads, 2 key/value heads", B=2, H=8, KV=2, L=1000,
-                  S=1000, D=128, dtype="bfloat16", tags=("grouped",), **FAST),
            # the rows a model runs: 8192 and 16384 keys, where dK and dV sum over thousands of query blocks.
            # Not causal: the bf16 tolerance is relative to the output's RMS, which a causal case's many long rows shrink
            # while its first rows (few keys, outputs near 1) keep their rounding; the reference's dK used

@@ -58,3 +58,16 @@ def per_kv_head(grad, t):
 def kv_heads(H: int) -> int:
     """Key/value heads unless a case says KV: as many as query heads."""
     return H
+
+
+def grouped_cases(case, causal, gpu_tiles: dict) -> list:
+    """Both puzzles' grouped-query cases: KV key/value heads, each read by H / KV query heads (query head
+    h of batch b reads key/value head h // (H / KV) of batch b). Two batches: a kernel that finds the
+    key/value head from the query head alone, without its batch, reads batch 0's for batch 1. `case`
+    and `causal` are the spec's own case makers; gpu_tiles, the benchmark's tiles at D = 128."""
+    return [case("grouped-query: 2 query heads per key/value head (KV = 2)", B=2, H=4, KV=2, L=20, S=20, D=16,
+                 tags=("grouped",)),
+            causal("multi-query: 3 query heads share one key/value head (KV = 1)", B=2, H=3, KV=1, L=20, S=20,
+                   D=16, tags=("grouped",)),
+            causal("grouped-query, bfloat16, D = 128: 8 query heads, 2 key/value heads", B=2, H=8, KV=2, L=1000,
+                   S=1000, D=128, dtype="bfloat16", tags=("grouped",), **gpu_tiles)]
