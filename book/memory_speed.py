@@ -17,7 +17,7 @@ def _load() -> dict:
     return json.loads(DATA.read_text(encoding="utf-8"))
 
 
-def _params(params: dict) -> str:
+def launch_text(params: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in params.items())
 
 
@@ -40,7 +40,7 @@ def designs(puzzle: str) -> str:
             r = found.get((size, dtype, design))
             cells.append(f"{r['fraction_of_copy']:.2f}" if r else "-")
             if r and r["params"] and design != "A ref":
-                launches.append(f"{size} {dtype}, {HEADS[design]}: {_params(r['params'])}")
+                launches.append(f"{size} {dtype}, {HEADS[design]}: {launch_text(r['params'])}")
         best = max((found[(size, dtype, d)] for d in order if (size, dtype, d) in found),
                    key=lambda r: r["fraction_of_copy"])
         cells = [f"**{c}**" if c == f"{best['fraction_of_copy']:.2f}" else c for c in cells]

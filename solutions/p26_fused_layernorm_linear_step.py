@@ -3,7 +3,7 @@
 Shapes (contiguous):  x, dx: [M, H]   gamma, beta: [H]   W: [N, H] (PyTorch Linear layout)   b: [N]
     y, dy: [M, N]   mean, rstd: [M] fp32 (saved by the forward for the backward)
     wg: [N, H] (W's dtype)   wg_sum, bias: [N] fp32   dz, z: [M, H] scratch (x's dtype)
-    dgamma_part, dbeta_part: [P, H] fp32   dW, db, dgamma, dbeta: fp32
+    dgamma_part, dbeta_part: [P, H] fp32   dW, db, dgamma, dbeta: x's dtype
 
     z = gamma * x_hat + beta,  x_hat = (x - mean) * rstd            y = z W^T + b
     dz = dy W      dW = dy^T z      db = sum_rows dy

@@ -22,9 +22,16 @@ FP32_Y = {"float32": Tolerance(atol=2e-5, rtol=2e-5, per_condition=2 * CONDITION
 BF16_DW = {"bfloat16": Tolerance(atol=2.4e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
 
 
-def dx_programs(x, M) -> int:
-    """ln_dx_kernel's persistent grid: two programs per SM on a GPU (measured best on an H100), 3 on the CPU."""
-    return min(M, 2 * sm_count(x) if x.is_cuda else 3)
+def dx_programs(x, M, BLOCK_ROW: int) -> int:
+    """ln_dx_kernel's persistent grid: on a GPU two programs per SM, four for rows of 2048 or fewer
+    (measured on an H100, book/experiments/fused_step/row_kernels.py: at M=4096, H=2048, 32 us against
+    38 with two); 3 on the CPU."""
+    return min(M, (4 if BLOCK_ROW <= 2048 else 2) * sm_count(x) if x.is_cuda else 3)
+
+
+def dx_warps(BLOCK_ROW: int) -> int:
+    """ln_dx_kernel's warps: 4 for rows of 2048 or fewer (four programs share an SM), else row_warps."""
+    return 4 if BLOCK_ROW <= 2048 else row_warps(BLOCK_ROW)
 
 
 def product_programs(x, tiles: int) -> int:
@@ -66,11 +73,11 @@ def step(k, x, gamma, beta, w, b, dy, y, dx, dgamma, dbeta, dw, db, M, N, H, BLO
     dz, z = scratch(x.shape, like=x), scratch(x.shape, like=x)  # in x's dtype, as PyTorch keeps them
     k.linear_dz_kernel[(product_programs(x, cdiv(M, BLOCK_M) * cdiv(H, BLOCK_N)),)](blocks_of(dy, BLOCK_M, BLOCK_K),
                                                                blocks_of(w, BLOCK_K, BLOCK_N), dz, M, N, H, **gemm)
-    p = dx_programs(x, M)
+    p = dx_programs(x, M, BLOCK_ROW)
     f32 = dict(dtype=torch.float32, like=x)
     dgamma_part, dbeta_part = scratch((p, H), **f32), scratch((p, H), **f32)
     k.ln_dx_kernel[(p,)](x, mean, rstd, gamma, beta, dz, dx, z, dgamma_part, dbeta_part, M, H, ROWS=1,
-                         BLOCK_H=BLOCK_ROW, num_warps=row_warps(BLOCK_ROW))
+                         BLOCK_H=BLOCK_ROW, num_warps=dx_warps(BLOCK_ROW))
     for partial, total in ((dgamma_part, dgamma), (dbeta_part, dbeta)):
         k.fixed_order_sum_kernel[(cdiv(H, BLOCK_COLS), 1)](partial, total, p, H, p, BLOCK_R=BLOCK_R, BLOCK_COLS=BLOCK_COLS)
     splits = cdiv(M, DB_ROWS_PER_PROGRAM)

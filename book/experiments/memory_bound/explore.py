@@ -33,6 +33,9 @@ DEV = "cpu" if CPU else "cuda"
 REP_MS = 40  # do_bench's time per measurement (median of its runs)
 RESERVE = 15  # seconds kept for the summary and for a slow last record
 RESULTS = []
+# ONLY="D ref,C split": those designs (and the reference, the run's baseline) at the sizes that have any
+ONLY = [d for d in os.environ.get("ONLY", "").split(",") if d]
+WIDTHS = [int(h) for h in os.environ.get("WIDTHS", "").split(",") if h]  # p25's widths to run (all if empty)
 
 from checker.bench import ceiling  # noqa: E402
 from checker.bench.columns import replay_median_ms  # noqa: E402
@@ -174,6 +177,9 @@ def explore_ln() -> None:
     for dtype, M, H in sizes:
         if left() < RESERVE + 10:
             return
+        chosen = [(d, p) for d, p in KL.designs(H, dtype, cpu=CPU) if not ONLY or d == "A ref" or d in ONLY]
+        if len(chosen) < 2 or (WIDTHS and not CPU and H not in WIDTHS):
+            continue
         dt = getattr(torch, dtype)
         gen = torch.Generator(DEV).manual_seed(0)
         x = torch.randn(M, H, generator=gen, device=DEV).to(dt)
@@ -185,7 +191,7 @@ def explore_ln() -> None:
         copy.sample()
         size = f"M={M} H={H}"
         tol_dx = 1e-2 if dtype == "bfloat16" else 1e-4
-        for design, params in KL.designs(H, dtype, cpu=CPU):
+        for design, params in chosen:
             if left() < RESERVE:
                 break
             info = {}

@@ -315,6 +315,8 @@ D_LAUNCHES = {  # (rows, warps, per_sm, stages) around TUNED, bf16 (the widths a
     5120: [(1, 4, 3, 3), (1, 4, 4, 3), (1, 8, 2, 3), (2, 8, 1, 3), (1, 4, 2, 4)],
     5632: [(2, 8, 2, 3), (1, 4, 2, 3), (1, 8, 2, 3), (1, 4, 4, 3), (2, 8, 1, 4)],
 }
+# the widest rows at more warps: fewer of a row's elements per thread (the 16384-wide fp32 row spills at 8)
+D_WIDE = [(1, 16, 1, 1), (1, 16, 2, 1), (1, 32, 1, 1), (1, 16, 1, 2), (1, 4, 2, 1)]
 
 
 def designs(H: int, dtype: str, cpu: bool = False):
@@ -331,6 +333,7 @@ def designs(H: int, dtype: str, cpu: bool = False):
         for K, warps, per_sm in ((4, 8, 2), (2, 16, 1), (8, 4, 4), (4, 8, 1), (4, 4, 4), (8, 4, 2), (2, 8, 2)):
             out.append(("C split", dict(K=K, warps=warps, per_sm=per_sm)))
         out.append(("C split", dict(K=4, warps=8, per_sm=2, GRID_SYNC=True)))
+        out += [("D ref", dict(rows=r, warps=w, per_sm=p, stages=st)) for r, w, p, st in D_WIDE]
         for BLOCK_C, warps, per_sm in ((2048, 8, 1), (2048, 4, 2), (1024, 4, 2), (4096, 8, 1)):
             out.append(("B two-pass", dict(BLOCK_C=BLOCK_C, warps=warps, per_sm=per_sm)))
         if not failing:  # bf16 and fp32 at 8192: the best guesses only, to see nothing gets worse

@@ -3,7 +3,7 @@ CSV -> book/data/memory_bound_designs.json: per puzzle and size, the best launch
 fraction of the copy of the same bytes (timed in the same run), and the profile of the reference next
 to the copy's.
 
-    python to_book.py explore_ce.json explore_ln.json ncu_profile.csv ../../data"""
+    python to_book.py explore_ce.json explore_ln.json [more runs' records ...] ncu_profile.csv ../../data"""
 import csv
 import json
 import sys
@@ -82,8 +82,8 @@ def profile(path):
 
 
 if __name__ == "__main__":
-    ce, ln, ncu, out = sys.argv[1:5]
-    records = json.load(open(ce)) + json.load(open(ln))
+    *runs, ncu, out = sys.argv[1:]
+    records = [r for run in runs for r in json.load(open(run))]
     json.dump({"date": "2026-11-27", "device": "NVIDIA H100 80GB HBM3", "torch": "2.11.0+cu130", "triton": "3.6.0",
                "timing": "explore.py: medians of triton.testing.do_bench over CUDA-graph replays, each size's "
                          "copy (checker/bench/ceiling.py, the same bytes) timed before and after its designs",
