@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from checker import registry
 
 
-def solution(name: str) -> ModuleType:
-    """The reference kernels of puzzle `name` ("p28"), loaded from solutions/ as a module."""
-    path = registry.get(name).solution
-    spec = importlib.util.spec_from_file_location(f"solution_{name}", path)
+def module_at(path: str | Path, name: str) -> ModuleType:
+    """The Python file at `path` as a module called `name` (a script or a solution: not a package)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def solution(name: str) -> ModuleType:
+    """The reference kernels of puzzle `name` ("p28"), loaded from solutions/ as a module."""
+    return module_at(registry.get(name).solution, f"solution_{name}")
 
 
 def run_stamp(**fields: Any) -> dict:

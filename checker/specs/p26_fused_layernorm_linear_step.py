@@ -22,16 +22,19 @@ FP32_Y = {"float32": Tolerance(atol=2e-5, rtol=2e-5, per_condition=2 * CONDITION
 BF16_DW = {"bfloat16": Tolerance(atol=2.4e-2, rtol=1.6e-2, per_condition=CONDITIONED)}
 
 
+# rows of at most this many lanes: ln_dx_kernel at four programs of 4 warps per SM, not two of 8
+# (measured on an H100, book/experiments/fused_step/row_kernels.py: at M=4096, H=2048, 32 us against 38)
+NARROW_ROW = 2048
+
+
 def dx_programs(x, M, BLOCK_ROW: int) -> int:
-    """ln_dx_kernel's persistent grid: on a GPU two programs per SM, four for rows of 2048 or fewer
-    (measured on an H100, book/experiments/fused_step/row_kernels.py: at M=4096, H=2048, 32 us against
-    38 with two); 3 on the CPU."""
-    return min(M, (4 if BLOCK_ROW <= 2048 else 2) * sm_count(x) if x.is_cuda else 3)
+    """ln_dx_kernel's persistent grid: on a GPU two programs per SM (four for narrow rows); 3 on the CPU."""
+    return min(M, (4 if BLOCK_ROW <= NARROW_ROW else 2) * sm_count(x) if x.is_cuda else 3)
 
 
 def dx_warps(BLOCK_ROW: int) -> int:
-    """ln_dx_kernel's warps: 4 for rows of 2048 or fewer (four programs share an SM), else row_warps."""
-    return 4 if BLOCK_ROW <= 2048 else row_warps(BLOCK_ROW)
+    """ln_dx_kernel's warps: 4 for narrow rows (four programs share an SM), else row_warps."""
+    return 4 if BLOCK_ROW <= NARROW_ROW else row_warps(BLOCK_ROW)
 
 
 def product_programs(x, tiles: int) -> int:

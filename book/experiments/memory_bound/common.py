@@ -1,6 +1,5 @@
-"""What the two kernel files share: the repository on sys.path, loading a solution by path, and the
+"""What the two kernel files share: the repository on sys.path, and the
 occupancy arithmetic that sizes a persistent grid whose programs must all be on the GPU at once."""
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -12,14 +11,6 @@ if str(ROOT) not in sys.path:
 HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
-
-
-def load(relative: str, name: str):
-    """A module from a file of the repository (the solutions are not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / relative)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def interpreting() -> bool:
@@ -46,6 +37,20 @@ def compiled_info(kernel, args, kwargs) -> dict:
     ck = kernel.warmup(*args, grid=(1,), **kwargs)
     ck._init_handles()
     return dict(n_regs=ck.n_regs, n_spills=ck.n_spills, shared=ck.metadata.shared, num_warps=ck.metadata.num_warps)
+
+
+_FITS: dict = {}
+
+
+def compiled_fit(kernel, key: tuple, args, kwargs) -> dict:
+    """compiled_info of kernel at these constants, and how many of its programs fit on an SM
+    (fit_per_sm), compiled once per key: every launch of a design at one size asks again."""
+    key = (kernel.__name__, *key)
+    if key not in _FITS:
+        got = compiled_info(kernel, args, kwargs)
+        got["fit_per_sm"] = resident_per_sm(got["n_regs"], got["num_warps"], got["shared"])
+        _FITS[key] = got
+    return _FITS[key]
 
 
 def sm_count(t) -> int:

@@ -20,11 +20,13 @@ import torch
 import triton
 import triton.language as tl
 
-from common import compiled_info, interpreting, load, resident_per_sm, sm_count
+from common import compiled_fit, interpreting, sm_count
 from sync import arrive, buffers, leave, wait
 
-SOL = load("solutions/p27_cross_entropy.py", "sol27")
-from checker.specs import p27_cross_entropy as SPEC  # noqa: E402  (common put ROOT on sys.path)
+from checker.experiments import solution  # noqa: E402  (common put ROOT on sys.path)
+from checker.specs import p27_cross_entropy as SPEC  # noqa: E402
+
+SOL = solution("p27")
 
 IGNORE = -100
 LIMIT = 1 << 20  # polls before a waiting program gives up (about a second): a hang becomes NaN
@@ -173,9 +175,6 @@ def chunk_of(V: int, K: int) -> tuple[int, int]:
     return chunk, triton.next_power_of_2(chunk)
 
 
-_INFO = {}
-
-
 def launch_split(logits, target, dloss, K=1, warps=16, per_sm=1, ONE_EXP=True, SOLO=False, maxnreg=None,
                  info=None):
     """C (K = 1) and D (K > 1). P: per_sm programs per SM, never more than fit at once (read from the
@@ -199,14 +198,10 @@ def launch_split(logits, target, dloss, K=1, warps=16, per_sm=1, ONE_EXP=True, S
     if interpreting():
         P = K * min(3, M)  # a few groups, each walking several rows
     else:
-        key = (K, BLOCK, ONE_EXP, SOLO, warps, maxnreg, V % 16 == 0)
-        if key not in _INFO:
-            args = (logits, target, dloss, n_valid, loss_rows, dlogits, part, counts, abort, loss, ticket, loss,
-                    M, V, CHUNK, IGNORE)
-            got = compiled_info(ce_split_kernel, args, dict(PHASE=0, **launch_opts, **consts))
-            got["fit_per_sm"] = resident_per_sm(got["n_regs"], got["num_warps"], got["shared"])
-            _INFO[key] = got
-        got = _INFO[key]
+        args = (logits, target, dloss, n_valid, loss_rows, dlogits, part, counts, abort, loss, ticket, loss,
+                M, V, CHUNK, IGNORE)
+        got = compiled_fit(ce_split_kernel, (K, BLOCK, ONE_EXP, SOLO, warps, maxnreg, V % 16 == 0), args,
+                           dict(PHASE=0, **launch_opts, **consts))
         fit = got["fit_per_sm"]
         P = min(per_sm, fit) * sm_count(logits) // K * K
         P = min(P, -(-M // 1) * K)

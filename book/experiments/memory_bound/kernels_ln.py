@@ -26,12 +26,14 @@ import torch
 import triton
 import triton.language as tl
 
-from common import compiled_info, interpreting, load, resident_per_sm, sm_count
+from common import compiled_fit, interpreting, sm_count
 from sync import arrive, buffers, leave, wait
 
-SOL = load("solutions/p25_layernorm_backward_roofline.py", "sol25")
+from checker.experiments import solution  # noqa: E402
 from checker.specs import p25_layernorm_backward_roofline as SPEC  # noqa: E402
 from checker.specs.families.layernorm import EPS  # noqa: E402
+
+SOL = solution("p25")
 
 LIMIT = 1 << 20
 POISON = False  # explore.py's check: outputs start as NaN, so a lane nobody writes shows
@@ -274,15 +276,11 @@ def launch_split(x, gamma, dz, K=2, ROWS=1, warps=8, per_sm=1, stages=1, GRID_SY
         P = K * min(3, steps)
     else:
         P_try = K * steps  # any grid: the compile does not depend on it
-        key = (K, ROWS, BLOCK, _div(H), GRID_SYNC, warps, stages, str(x.dtype), H % 16 == 0)
-        if key not in _INFO:
-            scratch = torch.empty((1, H), device=x.device, dtype=torch.float32)
-            args = (x, gamma, dz, dx, dgamma, dbeta, scratch, scratch, part, counts, abort, grid_count, M, H, SW, EPS)
-            got = compiled_info(ln_split_kernel, args, dict(PHASE=0, RED_COLS=16, RED_G=RED_G, STAGES=stages, num_warps=warps,
-                                                            num_stages=1, **consts))
-            got["fit_per_sm"] = resident_per_sm(got["n_regs"], got["num_warps"], got["shared"])
-            _INFO[key] = got
-        got = _INFO[key]
+        scratch = torch.empty((1, H), device=x.device, dtype=torch.float32)
+        args = (x, gamma, dz, dx, dgamma, dbeta, scratch, scratch, part, counts, abort, grid_count, M, H, SW, EPS)
+        got = compiled_fit(ln_split_kernel, (K, ROWS, BLOCK, _div(H), GRID_SYNC, warps, stages, str(x.dtype), H % 16 == 0),
+                           args, dict(PHASE=0, RED_COLS=16, RED_G=RED_G, STAGES=stages, num_warps=warps, num_stages=1,
+                                      **consts))
         fit = got["fit_per_sm"]
         P = min(per_sm, fit) * sm_count(x) // K * K
         P = min(P, P_try)
