@@ -8,9 +8,12 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "memory_bound_designs.json"
 # explore.py's designs, in the order a table shows them; the reference's other launches are one column
-ORDER = {"p27": ("A ref", "B ref", "C one-read", "D split"), "p25": ("A ref", "D ref", "B two-pass", "C split")}
+ORDER = {"p27": ("A ref", "B ref", "C one-read", "D split", "E ref"), "p25": ("A ref", "D ref", "B two-pass", "C split", "E padded",
+                                                                          "E padded, constant width", "F ref")}
 HEADS = {"A ref": "the reference", "B ref": "other launches", "D ref": "other launches", "C one-read": "one read",
-         "D split": "row split", "B two-pass": "two passes", "C split": "row split"}
+         "D split": "row split", "B two-pass": "two passes", "C split": "row split", "E padded": "padded row",
+         "E padded, constant width": "padded row, constant width",
+         "F ref": "constant width", "E ref": "constant width"}
 
 
 def _load() -> dict:

@@ -11,7 +11,8 @@ The checker launches (and sums the M partial losses in PyTorch, loss = loss_rows
     ce_count_kernel[(1,)](target, n_valid, M, ignore_index, BLOCK_M=BLOCK_M)
     ce_fwd_bwd_kernel[(P,)](logits, target, dloss, n_valid, loss_rows, dlogits, M, V, stride, ignore_index,
                             BLOCK_V=BLOCK_V)
-with P programs: four per SM on a GPU (fewer than M rows), 3 in the interpreter.
+with P programs: eight per SM on a GPU, three with the widest rows' blocks (never more than M), 3 in the
+interpreter.
 """
 import triton
 import triton.language as tl

@@ -141,3 +141,18 @@ def test_the_ceiling_says_how_it_was_measured_and_when_it_is_not_to_be_trusted()
     assert any("fell short of the large copy at M=64, H=64 (60%)" in line for line in ceiling_lines(small, device))
     assert ceiling_lines([row()], device) == []  # rows measured before the large copy was kept
     assert any("fell short" in line for line in table(small, device))
+
+
+def test_a_baseline_left_out_says_why_and_the_libraries_their_versions():
+    rows = [row(absent={"helion": "no examples"}, baseline_versions={"liger-kernel": "0.8.5"})]
+    words = "\n".join(table(rows, "GPU"))
+    assert "helion: left out, no examples." in words
+    assert "baselines' libraries installed: liger-kernel 0.8.5." in words
+    assert "left out" not in "\n".join(table([row(absent={"helion": "x"}, extra_ms={"helion": 0.05})], "GPU"))
+
+
+def test_helion_examples_are_left_out_without_their_folder(monkeypatch):
+    from checker.bench import helion_examples
+    monkeypatch.delenv("HELION_EXAMPLES", raising=False)
+    assert helion_examples.status().startswith("no examples")
+    assert helion_examples.layernorm_backward(None, None, None, None) is None

@@ -69,6 +69,8 @@ class BenchRow:
     torch_backend: str = ""        # the library PyTorch picked for the torch column ("cuDNN"), where the spec names it
     copy_samples_gbps: list[float] = field(default_factory=list)  # each timing of the same-bytes copy
     copy_large_gbps: float | None = None  # the LARGE_COPY_BYTES copy, same rounds: the memory's own rate
+    absent: dict[str, str] = field(default_factory=dict)  # the spec's further baselines left out here, and why
+    baseline_versions: dict[str, str] = field(default_factory=dict)  # the baselines' libraries installed: name -> version
 
     def others(self) -> dict[str, float]:
         """The non-learner times of this row, by column."""
@@ -200,6 +202,9 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
     compiled, status = compiled_work(lambda wrap: bench.torch(inputs, case, wrap))
     liger, liger_status = _liger(bench, inputs, case)
     extra = {name: make(inputs, case) for name, make in bench.extra.items()}
+    # a baseline that needs what this machine lacks (Helion's examples) is left out, and says why
+    absent = {name: getattr(bench.extra[name], "why_absent", lambda: "not available here")()
+              for name, work in extra.items() if work is None}
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
     copy, copied = copy_work(traffic)
@@ -239,7 +244,23 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
                     torch.__version__, triton.__version__, scratch,
                     {name: t for name, t in zip(extra, ms[4:-2]) if t is not None}, liger_status, found,
                     [name for name in extra if name in bench.floors], backend,
-                    [copied / (t / 1e3) / 1e9 for t in copies], large_bytes / (ms[-2] / 1e3) / 1e9)
+                    [copied / (t / 1e3) / 1e9 for t in copies], large_bytes / (ms[-2] / 1e3) / 1e9, absent,
+                    _installed(BASELINE_LIBRARIES))
+
+
+BASELINE_LIBRARIES = ("liger-kernel", "helion")  # the baseline columns' libraries, whose versions a row keeps
+
+
+def _installed(names: tuple[str, ...]) -> dict[str, str]:
+    """name -> version of each of these distributions that is installed here."""
+    from importlib import metadata
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
 
 
 def _liger(bench, inputs, case) -> tuple[Callable[[], Any] | None, str]:
@@ -319,6 +340,11 @@ def header(rows: list[BenchRow], device: str, notes: tuple[str, ...] = ()) -> li
         lines.append(", ".join(floors) + ": part of the work only (a floor under a design), never the best other.")
     if any(r.torch_backend for r in rows):
         lines.append("torch: the library PyTorch picked for this work, named from its GPU kernels.")
+    absent = {name: why for r in rows for name, why in r.absent.items() if not any(name in o.extra_ms for o in rows)}
+    lines += [f"{name}: left out, {why}." for name, why in absent.items()]
+    versions = {name: v for r in rows for name, v in r.baseline_versions.items()}
+    if versions:
+        lines.append("baselines' libraries installed: " + ", ".join(f"{n} {v}" for n, v in versions.items()) + ".")
     return lines + ceiling_lines(rows, device) + list(notes)
 
 
@@ -371,18 +397,23 @@ def memory_lines(rows: list[BenchRow]) -> list[str]:
     return lines
 
 
-def against_liger(rows: list[BenchRow]) -> str:
-    """For a memory-bound page: per size, yours and Liger-Kernel's fraction of the copy bandwidth and
-    which is faster (two kernels at the memory's limit can differ by less than the clock's drift)."""
-    timed = [r for r in rows if r.liger_ms]
-    faster = [r for r in timed if r.ms < r.liger_ms]
-    each = "; ".join(f"{r.dims}: {r.ms:.4f} ms against {r.liger_ms:.4f} ms, "
-                     f"{r.gbps(r.ms) / r.copy_gbps:.3f} and {r.gbps(r.liger_ms) / r.copy_gbps:.3f} of the copy bandwidth"
-                     for r in timed)
-    above = [r.dims for r in timed if r.gbps(r.ms) > r.copy_gbps]
+def against(rows: list[BenchRow], name: str, label: str) -> str:
+    """For a memory-bound page: per size, yours and column `name`'s (`label`, e.g. "Liger-Kernel's
+    kernel") fraction of the copy bandwidth and which is faster (two kernels at the memory's limit can
+    differ by less than the clock's drift)."""
+    timed = [(r, r.column_ms(name)) for r in rows if r.column_ms(name)]
+    faster = [r for r, ms in timed if r.ms < ms]
+    each = "; ".join(f"{r.dims}{'' if r.dtype == 'float32' else ' ' + r.dtype}: {r.ms:.4f} ms against {ms:.4f} ms, "
+                     f"{r.gbps(r.ms) / r.copy_gbps:.3f} and {r.gbps(ms) / r.copy_gbps:.3f} of the copy bandwidth"
+                     for r, ms in timed)
+    above = [r.dims for r, _ in timed if r.gbps(r.ms) > r.copy_gbps]
     caveat = (f" At {', '.join(above)} the copy of the same bytes, timed in the same rounds, was slower than "
               "this kernel: there the copy is no ceiling." if above else "")
-    return f"Faster than Liger-Kernel's kernel at {len(faster)} of {len(timed)} sizes ({each}).{caveat}"
+    return f"Faster than {label} at {len(faster)} of {len(timed)} sizes ({each}).{caveat}"
+
+
+def against_liger(rows: list[BenchRow]) -> str:
+    return against(rows, "liger", "Liger-Kernel's kernel")
 
 
 def table(rows: list[BenchRow], device: str, notes: tuple[str, ...] = ()) -> list[str]:

@@ -7,6 +7,7 @@ cases' tags and the summary hints they allow. Mistakes an author makes are caugh
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import zlib
 from typing import Any, Callable, Mapping, Sequence
@@ -450,7 +451,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                       flops=(lambda i, c: float(call_by_name(bench.flops, names(i, c)))) if bench.flops else None,
                       liger=(lambda i, c: call_by_name(bench.liger, names(i, c))) if bench.liger else None,
                       memory=bench.memory,
-                      extra={name: (lambda fn: lambda i, c: call_by_name(fn, names(i, c)))(fn)
+                      # wraps: a baseline's own attributes (why_absent: why it is left out) go with it
+                      extra={name: (lambda fn: functools.wraps(fn)(lambda i, c: call_by_name(fn, names(i, c))))(fn)
                              for name, fn in {**bench.extra, **bench.floors}.items()},
                       floors=tuple(bench.floors), backend=bench.backend, notes=bench.notes)
     result = Puzzle(number=number, slug=full_slug, title=title, parts=tuple(spec_parts), bench=timed,

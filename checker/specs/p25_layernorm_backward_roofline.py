@@ -1,6 +1,7 @@
 """Puzzle 25: the LayerNorm backward at the memory roofline (persistent grid, partial rows, --bench)."""
 from typing import NamedTuple
 
+from checker.bench import helion_examples
 from checker.puzzle import bench, case, cdiv, out, part, puzzle, randn, scratch, sm_count
 from checker.specs.families.layernorm import EPS, centring_cost, layernorm
 
@@ -95,7 +96,9 @@ def head(H: int) -> int:
 def tail(H: int) -> int:
     """The tail block: 0 for a power of two, else the next power of two >= H - head(H). 8462 =
     8192 + a tail of 512 (270 used): 8704 lanes, against 16384 for one block of the next power of
-    two, whose registers spill (measured on an H100: 928 GB/s in one block, 2141 head + tail)."""
+    two, whose registers spill while H is an argument (measured on an H100: 928 GB/s in one block,
+    2141 head + tail). Compiled with H a constant, the padded block spills little and is faster still
+    (book/experiments/memory_bound, design E), but a block wider than H breaks the unmasked head."""
     rest = H - head(H)
     return 0 if rest == 0 else 1 << (rest - 1).bit_length()
 
@@ -138,5 +141,6 @@ PUZZLE = puzzle(
     bench=bench("backward", [case(M=4096, H=h, dtype=d, ROWS=TUNED[(d, h)].rows, BLOCK_P=256, BLOCK_COLS=16)
                              for d in ("float32", "bfloat16") for h in (1024, 4096, 5120, 5632, 8192, 8462, 16384)],
                 traffic=lambda x, M, H: 3 * M * H * x.element_size(),
-                torch=torch_backward, liger=liger_backward),
+                torch=torch_backward, liger=liger_backward,
+                extra={"helion": helion_examples.layernorm_backward}, notes=(helion_examples.NOTE,)),
 )

@@ -10,13 +10,16 @@ from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confide
 # 16 warps 0.90)
 FAST = dict(BLOCK_V=16384)
 # the same sweep: 1 per SM 0.58, 2 0.88, 3 0.84, 4 0.90 (V = 32000). Two fit on an SM at a time (16
-# warps of 54 registers); the other two start as the first two finish their rows
-PROGRAMS_PER_SM = 4
+# warps of 54 registers); the others start as the first two finish their rows. 8 per SM: 0.915
+# against 4's 0.908 (2026-11-26) and 0.936 against 0.928 (2026-11-27), two runs on the H100: shorter
+# programs, a shorter last wave
+PROGRAMS_PER_SM = 8
 # the widest vocabularies: blocks of 32768 columns (64 KiB of a bf16 row), 32 warps, 2 programs per SM
 # (a second sweep on the H100, 2026-11-26, V = 128256: 0.83 of the copy bandwidth, against 0.76 with
 # FAST's blocks and grid; at V = 32000 the same launch reached 0.79, FAST's 0.90)
 WIDE = dict(BLOCK_V=32768)
-WIDE_PROGRAMS_PER_SM = 2
+# 3 per SM: 0.838 against 2's 0.832 (2026-11-26) and 0.854 against 0.847 (2026-11-27), V = 128256
+WIDE_PROGRAMS_PER_SM = 3
 CPU_PROGRAMS = 3     # fewer than most cases' rows: a program must walk several
 
 

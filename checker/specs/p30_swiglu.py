@@ -1,4 +1,5 @@
 """Puzzle 30: the SwiGLU gate h = silu(a)·b, forward and backward, then the whole gated MLP's backward."""
+from checker.bench import helion_examples
 from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, out, part, puzzle, randn,
                             scratch, uniform, unwritten_mask, unwritten_where, variant)
 
@@ -157,5 +158,6 @@ PUZZLE = puzzle(
     bench=bench("backward", [case(M=8192, N=14336, H=16, BLOCK=2048, NUM_WARPS=16, dtype="bfloat16"),
                              case(M=4096, N=11008, H=16, BLOCK=2048, NUM_WARPS=16, dtype="bfloat16")],
                 traffic=lambda a: 5 * a.numel() * a.element_size(),  # a, b, dh read; da, db written
-                torch=torch_gate_backward, liger=liger_gate_backward),
+                torch=torch_gate_backward, liger=liger_gate_backward,
+                extra={"helion": helion_examples.swiglu_backward}, notes=(helion_examples.NOTE,)),
 )

@@ -56,3 +56,25 @@ def compiled_fit(kernel, key: tuple, args, kwargs) -> dict:
 def sm_count(t) -> int:
     import torch
     return torch.cuda.get_device_properties(t.device).multi_processor_count
+
+
+_CONSTANT: dict = {}
+
+
+def with_constant_width(puzzle: str, signature: str, constant: str):
+    """The puzzle's reference solution with one change: its kernel's signature text `signature`
+    replaced by `constant`, the same arguments with the row's width declared tl.constexpr (a kernel
+    compiled per width, as Helion compiles one per shape: masks and loop bounds become constants the
+    compiler folds). Made from the solution's own text, so it is the reference and nothing else;
+    loaded once per puzzle."""
+    if puzzle not in _CONSTANT:
+        import tempfile
+
+        from checker import registry
+        from checker.experiments import module_at
+        text = registry.get(puzzle).solution.read_text()
+        assert text.count(signature) == 1, f"{puzzle}'s kernel signature moved: update its constant-width design"
+        path = Path(tempfile.mkdtemp()) / f"{puzzle}_constant_width.py"
+        path.write_text(text.replace(signature, constant))
+        _CONSTANT[puzzle] = module_at(path, f"{puzzle}_constant_width")
+    return _CONSTANT[puzzle]

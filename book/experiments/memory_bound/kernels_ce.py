@@ -7,6 +7,7 @@ Every design has launch(logits, target, dloss, **params) -> (loss [1] fp32, dlog
   C  split    K = 1: the row fits one block; read once, lse, gradient from the same registers
   D  split    K > 1: K programs share a row, exchange (max, Σexp) through global memory, wait for each
               other on a per-row counter (sync.py), and write their chunk's gradient from registers
+  E  ref      the reference kernel with V a compile-time constant (tl.constexpr: a kernel per vocabulary)
 
 Why C and D: the reference reads each row twice (pass 2 hits L2 only as long as the rows in flight
 fit), and computes exp twice per element. C and D read once and keep e = exp(x - m_chunk) in
@@ -20,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from common import compiled_fit, interpreting, sm_count
+from common import compiled_fit, interpreting, sm_count, with_constant_width
 from sync import arrive, buffers, leave, wait
 
 from checker.experiments import solution  # noqa: E402  (common put ROOT on sys.path)
@@ -54,8 +55,9 @@ def ref_block(V: int) -> int:
     return SPEC.WIDE["BLOCK_V"] if V > 65536 else SPEC.FAST["BLOCK_V"]
 
 
-def launch_ref(logits, target, dloss, BLOCK_V=None, per_sm=None, warps=None):
-    """A (no params): exactly the checker's launch. B: BLOCK_V / warps / programs per SM overridden."""
+def launch_ref(logits, target, dloss, BLOCK_V=None, per_sm=None, warps=None, kernel=None):
+    """A (no params): exactly the checker's launch. B: BLOCK_V / warps / programs per SM overridden.
+    kernel: another build of the reference's kernel (E)."""
     M, V = logits.shape
     BLOCK_V = BLOCK_V or ref_block(V)
     if per_sm is None or not logits.is_cuda:
@@ -64,8 +66,9 @@ def launch_ref(logits, target, dloss, BLOCK_V=None, per_sm=None, warps=None):
         P = min(M, per_sm * sm_count(logits))
     dlogits = _empty_out(logits)
     n_valid, loss_rows = _count_and_buffers(logits, target)
-    SOL.ce_fwd_bwd_kernel[(P,)](logits, target, dloss, n_valid, loss_rows, dlogits, M, V, V, IGNORE,
-                                BLOCK_V=BLOCK_V, num_warps=warps or SPEC.warps(BLOCK_V), num_stages=1)
+    (kernel or SOL.ce_fwd_bwd_kernel)[(P,)](logits, target, dloss, n_valid, loss_rows, dlogits, M=M, V=V, stride=V,
+                                            ignore_index=IGNORE, BLOCK_V=BLOCK_V,
+                                            num_warps=warps or SPEC.warps(BLOCK_V), num_stages=1)
     return loss_rows.sum().reshape(1), dlogits
 
 
@@ -225,7 +228,7 @@ def designs(V: int, cpu: bool = False):
     """(design, params) for one vocabulary width, the most telling first (a run cut short by its
     budget keeps those). cpu: a few small ones that exercise every code path."""
     if cpu:
-        return [("A ref", {}), ("B ref", dict(BLOCK_V=32, per_sm=2, warps=4)),
+        return [("A ref", {}), ("B ref", dict(BLOCK_V=32, per_sm=2, warps=4)), ("E ref", {}),
                 ("C one-read", dict(K=1, warps=4)), ("C one-read", dict(K=1, warps=4, ONE_EXP=False)),
                 ("C one-read", dict(K=1, warps=4, SOLO=True)),
                 ("D split", dict(K=2, warps=4)), ("D split", dict(K=4, warps=4, SOLO=True)),
@@ -253,10 +256,23 @@ def designs(V: int, cpu: bool = False):
                                    (32768, 32, 1), (32768, 32, 3), (32768, 16, 2),
                                    (8192, 8, 4), (8192, 8, 6), (8192, 8, 8), (16384, 8, 4), (16384, 8, 8)):
         out.append(("B ref", dict(BLOCK_V=BLOCK_V, warps=warps, per_sm=per_sm)))
+    # E: the reference's launch and a few of B's with V a compile-time constant
+    out += [("E ref", {})] + [("E ref", dict(BLOCK_V=b, warps=w, per_sm=p))
+                              for b, w, p in ((16384, 16, 2), (16384, 16, 8), (32768, 32, 3), (8192, 8, 8))]
     return out
 
 
+def launch_const(logits, target, dloss, **params):
+    """E: launch_ref's launch of the reference kernel with V a compile-time constant (a kernel per
+    vocabulary: the block loop's bounds and all masks but the last block's known to the compiler)."""
+    module = with_constant_width("p27", "M, V, stride, ignore_index, BLOCK_V: tl.constexpr",
+                                 "M, stride, ignore_index, V: tl.constexpr, BLOCK_V: tl.constexpr")
+    return launch_ref(logits, target, dloss, kernel=module.ce_fwd_bwd_kernel, **params)
+
+
 def launch(design: str, logits, target, dloss, **params):
+    if design.startswith("E"):
+        return launch_const(logits, target, dloss, **params)
     if design.endswith("ref"):
         return launch_ref(logits, target, dloss, **params)
     return launch_split(logits, target, dloss, **params)
