@@ -12,8 +12,8 @@ ORDER = {"p27": ("A ref", "B ref", "C one-read", "D split", "E ref"), "p25": ("A
                                                                           "E padded, constant width", "F ref")}
 HEADS = {"A ref": "the reference", "B ref": "other launches", "D ref": "other launches", "C one-read": "one read",
          "D split": "row split", "B two-pass": "two passes", "C split": "row split", "E padded": "padded row",
-         "E padded, constant width": "padded row, constant width",
-         "F ref": "constant width", "E ref": "constant width"}
+         "E padded, constant width": "padded, constant H",
+         "F ref": "constant H", "E ref": "constant V"}
 
 
 def _load() -> dict:
@@ -35,7 +35,8 @@ def designs(puzzle: str) -> str:
     sizes = sorted(dict.fromkeys((r["size"], r["dtype"]) for r in rows),
                    key=lambda s: (s[1] != "float32", int(s[0].rsplit("=", 1)[1])))
     found = {(r["size"], r["dtype"], r["design"]): r for r in rows}
-    lines = ["| size | dtype | " + " | ".join(HEADS[d] for d in order) + " |", "|---" * (len(order) + 2) + "|"]
+    # one column for the size: M is the same at every size (the caption says which), the width and dtype differ
+    lines = ["| width | " + " | ".join(HEADS[d] for d in order) + " |", "|---" * (len(order) + 1) + "|"]
     launches = []
     for size, dtype in sizes:
         cells = []
@@ -47,9 +48,11 @@ def designs(puzzle: str) -> str:
         best = max((found[(size, dtype, d)] for d in order if (size, dtype, d) in found),
                    key=lambda r: r["fraction_of_copy"])
         cells = [f"**{c}**" if c == f"{best['fraction_of_copy']:.2f}" else c for c in cells]
-        lines.append(f"| {size.replace(' ', ', ')} | {dtype} | " + " | ".join(cells) + " |")
+        width = size.split()[-1].replace("=", " = ")
+        lines.append(f"| {width}, {'fp32' if dtype == 'float32' else 'bf16'} | " + " | ".join(cells) + " |")
     what = "\n".join(f"- *{HEADS[d]}*: {next(r['what'] for r in rows if r['design'] == d)}" for d in order)
-    return (f"Fractions of the copy bandwidth, the copy of the same bytes timed in the same run "
+    rows_m = sorted({size.split()[0].replace("=", " = ") for size, _ in sizes})
+    return (f"Fractions of the copy bandwidth at {', '.join(rows_m)} rows, the copy of the same bytes timed in the same run "
             f"({data['date']}, {data['device']}, torch {data['torch']}, triton {data['triton']}; {data['timing']}); "
             f"the best of each row in bold:\n\n" + "\n".join(lines) + "\n\n" + what
             + "\n\nThe best launch of each design, where it has parameters:\n\n"

@@ -1,6 +1,6 @@
 """The benchmark's table (no GPU needed): every column is what its header says, the best time that
 is not the learner's is marked, and the header says what was measured and how."""
-from checker.bench.columns import BenchRow, against_liger, markdown_table, table
+from checker.bench.columns import BenchRow, against, against_liger, markdown_table, table
 
 
 def row(**kw) -> BenchRow:
@@ -148,11 +148,17 @@ def test_a_baseline_left_out_says_why_and_the_libraries_their_versions():
     words = "\n".join(table(rows, "GPU"))
     assert "helion: left out, no examples." in words
     assert "baselines' libraries installed: liger-kernel 0.8.5." in words
-    assert "left out" not in "\n".join(table([row(absent={"helion": "x"}, extra_ms={"helion": 0.05})], "GPU"))
 
 
 def test_helion_examples_are_left_out_without_their_folder(monkeypatch):
-    from checker.bench import helion_examples
+    from checker.puzzle.helion import helion_status
+    from checker.specs.p25_layernorm_backward_roofline import helion_backward
     monkeypatch.delenv("HELION_EXAMPLES", raising=False)
-    assert helion_examples.status().startswith("no examples")
-    assert helion_examples.layernorm_backward(None, None, None, None) is None
+    assert helion_status().startswith("no examples")
+    assert helion_backward(None, None, None, None) is None and helion_backward.why_absent is helion_status
+
+
+def test_a_baseline_left_out_at_one_size_says_where():
+    rows = [row(extra_ms={"helion": 0.05}), row(dims="M=8, H=96", absent={"helion": "it failed at this size (E: x)"})]
+    assert "helion: left out at M=8, H=96, it failed at this size (E: x)." in "\n".join(table(rows, "GPU"))
+    assert "Not timed at M=8, H=96: it failed at this size (E: x)." in against(rows, "helion", "Helion's example")

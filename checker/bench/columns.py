@@ -202,9 +202,18 @@ def _time_case(puzzle, kernels, case, profile: bool) -> BenchRow:
     compiled, status = compiled_work(lambda wrap: bench.torch(inputs, case, wrap))
     liger, liger_status = _liger(bench, inputs, case)
     extra = {name: make(inputs, case) for name, make in bench.extra.items()}
-    # a baseline that needs what this machine lacks (Helion's examples) is left out, and says why
+    # a baseline that needs what this machine lacks (Helion's examples) is left out, and says why;
+    # so is one that fails at this size (an example written for other shapes): the others still run
     absent = {name: getattr(bench.extra[name], "why_absent", lambda: "not available here")()
               for name, work in extra.items() if work is None}
+    for name, work in extra.items():
+        if work is not None:
+            try:
+                work()
+            except Exception as error:  # noqa: BLE001  (any failure of a baseline is the baseline's)
+                torch.cuda.synchronize()
+                extra[name] = None
+                absent[name] = f"it failed at this size ({type(error).__name__}: {str(error).splitlines()[0][:160]})"
     traffic = bench.traffic(inputs, case)
     flops = bench.flops(inputs, case) if bench.flops else None
     copy, copied = copy_work(traffic)
@@ -340,8 +349,10 @@ def header(rows: list[BenchRow], device: str, notes: tuple[str, ...] = ()) -> li
         lines.append(", ".join(floors) + ": part of the work only (a floor under a design), never the best other.")
     if any(r.torch_backend for r in rows):
         lines.append("torch: the library PyTorch picked for this work, named from its GPU kernels.")
-    absent = {name: why for r in rows for name, why in r.absent.items() if not any(name in o.extra_ms for o in rows)}
-    lines += [f"{name}: left out, {why}." for name, why in absent.items()]
+    for name, why in dict.fromkeys((name, why) for r in rows for name, why in r.absent.items()):
+        where = [r.dims for r in rows if r.absent.get(name) == why]
+        somewhere = any(name in r.extra_ms for r in rows)  # then it is left out at some sizes only
+        lines.append(f"{name}: left out{' at ' + '; '.join(where) if somewhere else ''}, {why}.")
     versions = {name: v for r in rows for name, v in r.baseline_versions.items()}
     if versions:
         lines.append("baselines' libraries installed: " + ", ".join(f"{n} {v}" for n, v in versions.items()) + ".")
@@ -409,7 +420,8 @@ def against(rows: list[BenchRow], name: str, label: str) -> str:
     above = [r.dims for r, _ in timed if r.gbps(r.ms) > r.copy_gbps]
     caveat = (f" At {', '.join(above)} the copy of the same bytes, timed in the same rounds, was slower than "
               "this kernel: there the copy is no ceiling." if above else "")
-    return f"Faster than {label} at {len(faster)} of {len(timed)} sizes ({each}).{caveat}"
+    missing = "".join(f" Not timed at {r.dims}: {r.absent[name]}." for r in rows if name in r.absent)
+    return f"Faster than {label} at {len(faster)} of {len(timed)} sizes ({each}).{caveat}{missing}"
 
 
 def against_liger(rows: list[BenchRow]) -> str:

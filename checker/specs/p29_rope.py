@@ -1,7 +1,8 @@
 """Puzzle 29: rotary position embedding (RoPE) on q and k, forward and backward (the rotation's transpose)."""
 import functools
 
-from checker.puzzle import bench, case, custom, part, puzzle, randint, randn, variant
+from checker.puzzle import (HELION_NOTE, bench, case, custom, helion_column, helion_example, part, puzzle, randint,
+                            randn, variant)
 
 BASE = 10000.0
 
@@ -120,6 +121,26 @@ def liger_rope(q, k, pos, T, D):
     return lambda: LigerRopeFunction.apply(qt, kt, c, s, None, 1, D)
 
 
+@helion_column
+def helion_rope(q, k, pos, T, D):
+    """Helion's published RoPE (examples/rope.py's rope_fwd): q and k turned by their tokens' angles,
+    pairs (i, i + D/2), this puzzle's convention. The example takes q and k as [B, heads, T, D] and
+    cos, sin per token, both halves, [B, T, D]; both are made before timing: the [B, T, heads, D]
+    tensors transposed into contiguous copies, this puzzle's fp32 tables gathered by position. Reading
+    those tables adds 2·B·T·D·4 bytes (5 % of the traffic at the benchmark's first size) that the
+    puzzle's kernel does not move: it reads a table row per token, [T, D/2]."""
+    module = helion_example("rope")
+    if module is None:
+        return None
+    import torch
+    cos, sin = tables(T, D, q)
+    index = pos.long()
+    cos_tokens = torch.cat([cos[index], cos[index]], -1)
+    sin_tokens = torch.cat([sin[index], sin[index]], -1)
+    q_heads, k_heads = q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous()
+    return lambda: module.rope_fwd(q_heads, k_heads, cos_tokens, sin_tokens)
+
+
 HINT_INTERLEAVED = ("matches the interleaved convention, pairs (x[2i], x[2i+1]): this puzzle pairs each half-split, "
                     "x[i] with x[i + D/2] (Llama's and Hugging Face's layout). Weights trained with one convention "
                     "give garbage with the other.")
@@ -173,5 +194,6 @@ PUZZLE = puzzle(
                             case(B=8, T=2048, HQ=40, HK=8, D=96, dtype="bfloat16")],
                 # q and k read once and written once; positions and the table rows are small next to them
                 traffic=lambda q, k: 2 * (q.numel() + k.numel()) * q.element_size(),
-                torch=torch_rope, liger=liger_rope),
+                torch=torch_rope, liger=liger_rope,
+                extra={"helion": helion_rope}, notes=(HELION_NOTE,)),
 )

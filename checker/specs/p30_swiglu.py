@@ -1,6 +1,5 @@
 """Puzzle 30: the SwiGLU gate h = silu(a)·b, forward and backward, then the whole gated MLP's backward."""
-from checker.bench import helion_examples
-from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, out, part, puzzle, randn,
+from checker.puzzle import (CONDITIONED, HELION_NOTE, helion_column, helion_example, SummaryPattern, Tolerance, bench, case, cdiv, out, part, puzzle, randn,
                             scratch, uniform, unwritten_mask, unwritten_where, variant)
 
 # bf16 MLP outputs: a and b (x W), dh (dy W_down), then h, da and db are each rounded to bf16 before
@@ -98,6 +97,13 @@ def liger_gate_backward(a, b, dh):
     return lambda: swiglu_backward(a2, b2, dh)
 
 
+@helion_column
+def helion_gate_backward(a, b, dh):
+    """Helion's published SwiGLU backward (examples/swiglu.py's swiglu_bwd): da and db from dh, a and b."""
+    module = helion_example("swiglu")
+    return None if module is None else (lambda: module.swiglu_bwd(dh, a, b))
+
+
 def hint(kind: str, text: str, cause: str = "formula"):
     return variant(kind, cause, text, gate(kind))
 
@@ -159,5 +165,5 @@ PUZZLE = puzzle(
                              case(M=4096, N=11008, H=16, BLOCK=2048, NUM_WARPS=16, dtype="bfloat16")],
                 traffic=lambda a: 5 * a.numel() * a.element_size(),  # a, b, dh read; da, db written
                 torch=torch_gate_backward, liger=liger_gate_backward,
-                extra={"helion": helion_examples.swiglu_backward}, notes=(helion_examples.NOTE,)),
+                extra={"helion": helion_gate_backward}, notes=(HELION_NOTE,)),
 )

@@ -1,9 +1,11 @@
-"""Helion's published examples as benchmark columns ("helion"), where an example does a puzzle's work.
+"""Helion's published examples as benchmark columns ("helion"), where an example does a puzzle's work:
+a spec's bench names one with `extra={"helion": fn}`, fn decorated with @helion_column and running
+the example it gets from helion_example(name).
 
 The examples are Helion's own code, run unchanged: pip's `helion` ships the library but not its
 examples/ folder, so the column runs where HELION_EXAMPLES names that folder of a Helion checkout
 (git clone https://github.com/pytorch/helion; HELION_EXAMPLES=helion/examples). Without Helion or
-the folder the column is left out, and the table says why (`status`).
+the folder the column is left out, and the table says why (`helion_status`).
 
 Each example runs at Helion's default configuration, no autotuning (HELION_AUTOTUNE_EFFORT=none,
 unless already set): the column is what a Helion user gets before a tuning run, which takes minutes
@@ -25,7 +27,7 @@ from typing import Any, Callable
 
 
 # the table's line for the column (Bench.notes)
-NOTE = ("helion: Helion's published example for the same work (examples/ of a Helion checkout), its default "
+HELION_NOTE = ("helion: Helion's published example for the same work (examples/ of a Helion checkout), its default "
         "configuration, no autotuning.")
 
 
@@ -35,10 +37,10 @@ def _compatible_torch() -> None:
         compat.IntelGPUError = type("IntelGPUError", (RuntimeError,), {})
 
 
-def status() -> str:
+def helion_status() -> str:
     """"ready", or why the column is left out: Helion not installed, or no examples folder."""
     folder = os.environ.get("HELION_EXAMPLES", "")
-    if not folder or not (Path(folder) / "layer_norm.py").is_file():
+    if not folder or not (Path(folder) / "layer_norm.py").is_file():  # one of the examples the columns run
         return "no examples (set HELION_EXAMPLES to a Helion checkout's examples/ folder)"
     try:
         _compatible_torch()
@@ -49,9 +51,10 @@ def status() -> str:
 
 
 @cache
-def example(name: str) -> ModuleType | None:
-    """examples/<name>.py of the checkout HELION_EXAMPLES names, imported, or None where status() is not ready."""
-    if status() != "ready":
+def helion_example(name: str) -> ModuleType | None:
+    """examples/<name>.py of the checkout HELION_EXAMPLES names, imported, or None where helion_status()
+    is not ready."""
+    if helion_status() != "ready":
         return None
     os.environ.setdefault("HELION_AUTOTUNE_EFFORT", "none")  # read when the example declares its kernels
     folder = Path(os.environ["HELION_EXAMPLES"])
@@ -62,27 +65,8 @@ def example(name: str) -> ModuleType | None:
     return module
 
 
-def layernorm_backward(x: Any, gamma: Any, beta: Any, dz: Any) -> Callable[[], Any] | None:
-    """examples/layer_norm.py's layer_norm_bwd: dx, dγ, dβ from dz, x and the row statistics. The
-    example takes the mean and rstd its forward saved; they are computed here, outside the timed
-    work (2 floats a row: the same bytes within 0.1 %, and two row reductions fewer than a kernel that
-    recomputes them, as the puzzle's does)."""
-    module = example("layer_norm")
-    if module is None:
-        return None
-    import torch
-    from checker.specs.families.layernorm import EPS
-    x32 = x.float()
-    mean = x32.mean(1)
-    rstd = torch.rsqrt(x32.var(1, unbiased=False) + EPS)
-    return lambda: module.layer_norm_bwd(dz, x, mean, rstd, gamma)
-
-
-def swiglu_backward(a: Any, b: Any, dh: Any) -> Callable[[], Any] | None:
-    """examples/swiglu.py's swiglu_bwd: da and db of silu(a)·b from dh, a and b."""
-    module = example("swiglu")
-    return None if module is None else (lambda: module.swiglu_bwd(dh, a, b))
-
-
-# why a column is left out, for the table (checker/bench/columns.py reads it)
-layernorm_backward.why_absent = swiglu_backward.why_absent = status
+def helion_column(make: Callable[..., Callable[[], Any] | None]) -> Callable[..., Callable[[], Any] | None]:
+    """Marks a bench baseline that runs a Helion example: where it returns None (no Helion, no examples),
+    the benchmark's table says why (checker/bench/columns.py reads why_absent)."""
+    make.why_absent = helion_status
+    return make
