@@ -24,6 +24,11 @@ def launch_text(params: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in params.items())
 
 
+def row_label(size: str, dtype: str) -> str:
+    """A designs table's first cell: the width and the dtype ("H = 8462, fp32"); M is in the caption."""
+    return f"{size.split()[-1].replace('=', ' = ')}, {'fp32' if dtype == 'float32' else 'bf16'}"
+
+
 def designs(puzzle: str) -> str:
     """A Markdown table: per size, the fraction of the copy bandwidth (same bytes, same run) of the
     reference and of the best launch of each other design, with that launch's parameters listed
@@ -48,8 +53,7 @@ def designs(puzzle: str) -> str:
         best = max((found[(size, dtype, d)] for d in order if (size, dtype, d) in found),
                    key=lambda r: r["fraction_of_copy"])
         cells = [f"**{c}**" if c == f"{best['fraction_of_copy']:.2f}" else c for c in cells]
-        width = size.split()[-1].replace("=", " = ")
-        lines.append(f"| {width}, {'fp32' if dtype == 'float32' else 'bf16'} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row_label(size, dtype)} | " + " | ".join(cells) + " |")
     what = "\n".join(f"- *{HEADS[d]}*: {next(r['what'] for r in rows if r['design'] == d)}" for d in order)
     rows_m = sorted({size.split()[0].replace("=", " = ") for size, _ in sizes})
     return (f"Fractions of the copy bandwidth at {', '.join(rows_m)} rows, the copy of the same bytes timed in the same run "
