@@ -263,6 +263,10 @@ def layouts(server, browser, visits):
         try:
             found[width] = {}
             for page in visits:
+                # wait_event returns the first matching event already received: without this, every page
+                # after the first matched the first page's load event and was probed while still loading
+                # (p11 once showed no search field at 1400 px)
+                browser.events.clear()
                 browser.send("Page.navigate", {"url": f"{server}/{page}"})
                 browser.wait_event("Page.loadEventFired", timeout=60)
                 browser.evaluate("new Promise(r => setTimeout(r, 300))")
