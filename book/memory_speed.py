@@ -8,8 +8,8 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "memory_bound_designs.json"
 # explore.py's designs, in the order a table shows them; the reference's other launches are one column
-ORDER = {"p27": ("A ref", "B ref", "C one-read", "D split", "E ref"), "p25": ("A ref", "D ref", "B two-pass", "C split", "E padded",
-                                                                          "E padded, constant width", "F ref")}
+ORDER = {"p27": ("A ref", "B ref", "C one-read", "D split", "E ref"),
+         "p25": ("A ref", "D ref", "B two-pass", "C split", "E padded", "E padded, constant width", "F ref")}
 HEADS = {"A ref": "the reference", "B ref": "other launches", "D ref": "other launches", "C one-read": "one read",
          "D split": "row split", "B two-pass": "two passes", "C split": "row split", "E padded": "padded row",
          "E padded, constant width": "padded, constant H",
@@ -55,8 +55,9 @@ def designs(puzzle: str) -> str:
         cells = [f"**{c}**" if c == f"{best['fraction_of_copy']:.2f}" else c for c in cells]
         lines.append(f"| {row_label(size, dtype)} | " + " | ".join(cells) + " |")
     what = "\n".join(f"- *{HEADS[d]}*: {next(r['what'] for r in rows if r['design'] == d)}" for d in order)
-    rows_m = sorted({size.split()[0].replace("=", " = ") for size, _ in sizes})
-    return (f"Fractions of the copy bandwidth at {', '.join(rows_m)} rows, the copy of the same bytes timed in the same run "
+    row_counts = sorted({size.split()[0].replace("=", " = ") for size, _ in sizes})  # "M = 4096"
+    return (f"Fractions of the copy bandwidth at {', '.join(row_counts)} rows, the copy of the same bytes timed in "
+            f"the same run "
             f"({data['date']}, {data['device']}, torch {data['torch']}, triton {data['triton']}; {data['timing']}); "
             f"the best of each row in bold:\n\n" + "\n".join(lines) + "\n\n" + what
             + "\n\nThe best launch of each design, where it has parameters:\n\n"

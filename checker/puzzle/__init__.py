@@ -25,5 +25,6 @@ from checker.tensors import rms
 
 __all__ = ["ACCUMULATED_TOLERANCES", "CONDITIONED", "Case", "EXACT", "FP32_ROUNDING", "HELION_NOTE", "SpecError",
            "SummaryPattern", "TOLERANCES", "TensorInput", "Tolerance", "bench", "call_by_name", "case", "cdiv",
-           "custom", "full", "helion_column", "helion_example", "identical_rows", "next_pow2", "out", "part", "puzzle", "randint", "randn", "rms",
-           "scratch", "shared", "sm_count", "spread_rows", "timing", "uniform", "unwritten_mask", "unwritten_where", "variant"]
+           "custom", "full", "helion_column", "helion_example", "identical_rows", "next_pow2", "out", "part",
+           "puzzle", "randint", "randn", "rms", "scratch", "shared", "sm_count", "spread_rows", "timing", "uniform",
+           "unwritten_mask", "unwritten_where", "variant"]

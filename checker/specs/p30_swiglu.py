@@ -1,6 +1,7 @@
 """Puzzle 30: the SwiGLU gate h = silu(a)·b, forward and backward, then the whole gated MLP's backward."""
-from checker.puzzle import (CONDITIONED, HELION_NOTE, helion_column, helion_example, SummaryPattern, Tolerance, bench, case, cdiv, out, part, puzzle, randn,
-                            scratch, uniform, unwritten_mask, unwritten_where, variant)
+from checker.puzzle import (CONDITIONED, HELION_NOTE, SummaryPattern, Tolerance, bench, case, cdiv, helion_column,
+                            helion_example, out, part, puzzle, randn, scratch, uniform, unwritten_mask,
+                            unwritten_where, variant)
 
 # bf16 MLP outputs: a and b (x W), dh (dy W_down), then h, da and db are each rounded to bf16 before
 # the product that uses them, as PyTorch's bf16 MLP rounds them: three or four roundings of 2**-9

@@ -399,7 +399,8 @@ def designs(H: int, dtype: str, cpu: bool = False):
     """(design, params) for one width and dtype, the most telling first."""
     if cpu:
         return [("A ref", {}), ("E padded", dict(ROWS=2, warps=4)), ("E padded", dict(ROWS=1, warps=4, stages=2)),
-                ("E padded", dict(ROWS=2, warps=4, CONST_H=True)), ("F ref", {}), ("F ref", dict(rows=2, warps=4)), ("D ref", dict(rows=2, warps=4, per_sm=2, stages=2)),
+                ("E padded", dict(ROWS=2, warps=4, CONST_H=True)), ("F ref", {}), ("F ref", dict(rows=2, warps=4)),
+                ("D ref", dict(rows=2, warps=4, per_sm=2, stages=2)),
                 ("B two-pass", dict(BLOCK_C=16, warps=4)), ("B two-pass", dict(BLOCK_C=64, warps=4, stages=2)),
                 ("C split", dict(K=1, ROWS=2, warps=4)), ("C split", dict(K=2, warps=4)),
                 ("C split", dict(K=4, ROWS=2, warps=4)), ("C split", dict(K=2, warps=4, GRID_SYNC=True)),
