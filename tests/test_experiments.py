@@ -10,5 +10,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_p28_recomputing_design_matches_pytorch():
     """p28's page: the logits recomputed per vocabulary slice give PyTorch's loss, dx and dW
-    (several chunkings, short last chunks, ignored rows)."""
+    (several chunkings, short last chunks, ignored rows); with the gradient filter, the step that
+    zeroes the same tiles of the gradient, some tiles kept and some skipped."""
     module_at(ROOT / "book/experiments/linear_ce/recompute.py", "recompute").cpu_smoke()

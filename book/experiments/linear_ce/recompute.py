@@ -3,6 +3,7 @@ however large V is, timed beside the reference (chunked, logits stored), torch.c
 cuBLAS's four products, in one run on a GPU.
 
     cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py      # GPU: recompute.json
+    cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py --filtered   # filtered.json
     cd book/experiments/linear_ce && ROOT=../../.. TRITON_INTERPRET=1 python recompute.py --cpu-smoke
 
 The design, for each chunk of C rows (C = N: one chunk):
@@ -14,8 +15,15 @@ The design, for each chunk of C rows (C = N: one chunk):
       scratch); then dW[v0 : v0 + VC] (+)= gᵀ x_c (stored by the first row chunk, added by the
       others) and dx_c (+)= g w[v0 : v0 + VC] in an fp32 [C, H] accumulator.
 Scratch: C·VC in x's dtype, C·H fp32 (dx's accumulator), C·cdiv(V, TILE_N)·8 B (pass A's partials).
-Products: four (the logits twice), against the reference's three."""
+Products: four (the logits twice), against the reference's three.
+
+Filtered (Cut Cross-Entropy's gradient filter): pass B keeps a [TILE_M, TILE_N] tile of g only where
+some |exp(z − lse) − one_hot| reaches FILTER_EPS; dW's and dx's products then read the kept tiles
+alone, in a fixed order (compact_kernel lists them). What it drops is measured, not assumed: the
+errors against PyTorch as fractions of puzzle 28's tolerances, on the benchmark's inputs and on
+peaked rows (peaked_inputs)."""
 import json
+import math
 import os
 import sys
 import time
@@ -88,29 +96,92 @@ def lse_rows_kernel(tile_max_ptr, tile_sum_ptr, z_target_ptr, target_ptr, n_vali
 
 
 @triton.jit
-def grad_tile_kernel(x_desc, w_desc, target_ptr, lse_ptr, dloss_ptr, n_valid_ptr, g_ptr, C, VC, v0, H, G_STRIDE,
-                     ignore_index, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                     GROUP_M: tl.constexpr):
+def grad_tile_kernel(x_desc, w_desc, target_ptr, lse_ptr, dloss_ptr, n_valid_ptr, g_ptr, keep_ptr, C, VC, v0, H,
+                     G_STRIDE, ignore_index, filter_eps, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, FILTER: tl.constexpr):
     """Pass B: a tile of the logits recomputed (w_desc holds the VC rows of w from v0), and in its
     epilogue the gradient dloss / n · (exp(z − lse) − one_hot) into g ([C, G_STRIDE], columns < VC),
-    in g's dtype. Grid: (cdiv(C, BLOCK_M) * cdiv(VC, BLOCK_N),)."""
+    in g's dtype. With FILTER, a tile whose every |exp(z − lse) − one_hot| is below filter_eps (or
+    whose rows are all ignored) is not stored: keep[tile_m, tile_n] says which tiles were, and the
+    products read only those. Grid: (cdiv(C, BLOCK_M) * cdiv(VC, BLOCK_N),)."""
     acc, tile_m, tile_n = logits_tile(x_desc, w_desc, C, VC, H, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
     rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
     row_ok = rows < C
     lse = tl.load(lse_ptr + rows, mask=row_ok, other=0.0)
     target = tl.load(target_ptr + rows, mask=row_ok, other=ignore_index)
-    scale = tl.where(target != ignore_index, tl.load(dloss_ptr) / tl.load(n_valid_ptr), 0.0)
+    counted = target != ignore_index
+    scale = tl.where(counted, tl.load(dloss_ptr) / tl.load(n_valid_ptr), 0.0)
     p = tl.exp(acc - lse[:, None])
     # p − 1 at the target in fp32 (a confident row's p rounds to 1.0 in bf16), rounded once, at the store
-    grad = tl.where((v0 + cols)[None, :] == target[:, None], p - 1.0, p) * scale[:, None]
-    tl.store(g_ptr + rows[:, None].to(tl.int64) * G_STRIDE + cols[None, :], grad,
-             mask=row_ok[:, None] & (cols < VC)[None, :])
+    d = tl.where((v0 + cols)[None, :] == target[:, None], p - 1.0, p)
+    inside = row_ok[:, None] & (cols < VC)[None, :]
+    if FILTER:
+        # the softmax's share before dloss / n, as Cut Cross-Entropy filters it; an ignored row's is 0
+        largest = tl.max(tl.max(tl.where(inside & counted[:, None], tl.abs(d), 0.0), axis=1), axis=0)
+        kept = largest >= filter_eps
+        tl.store(keep_ptr + tile_m * tl.cdiv(VC, BLOCK_N) + tile_n, kept.to(tl.int32))
+    else:
+        kept = True
+    if kept:
+        tl.store(g_ptr + rows[:, None].to(tl.int64) * G_STRIDE + cols[None, :], d * scale[:, None], mask=inside)
+
+
+@triton.jit
+def compact_kernel(keep_ptr, R, CC, row_list_ptr, row_count_ptr, col_list_ptr, col_count_ptr,
+                   BLOCK: tl.constexpr):
+    """keep is [R, CC]. Program r < R lists, in order, the columns of keep's row r that are kept
+    (row_list[r, :row_count[r]]); program R + c lists the kept rows of column c (col_list[c, ...]).
+    Ordered lists: the products then add their kept blocks in a fixed order (the same bits every
+    run). Grid: (R + CC,)."""
+    pid = tl.program_id(0)
+    i = tl.arange(0, BLOCK)
+    if pid < R:
+        k = tl.load(keep_ptr + pid * CC + i, mask=i < CC, other=0)
+        list_ptr, count_ptr, line = row_list_ptr, row_count_ptr, pid
+    else:
+        k = tl.load(keep_ptr + i * CC + (pid - R), mask=i < R, other=0)
+        list_ptr, count_ptr, line = col_list_ptr, col_count_ptr, pid - R
+    slot = tl.cumsum(k, axis=0) - k
+    tl.store(list_ptr + line * BLOCK + slot, i, mask=k > 0)
+    tl.store(count_ptr + line, tl.sum(k, axis=0))
+
+
+@triton.jit
+def kept_matmul_kernel(a_desc, b_desc, c_ptr, M, N, K, list_ptr, count_ptr, LIST_STRIDE, A_T: tl.constexpr,
+                       ACCUMULATE: tl.constexpr, FLAG_M: tl.constexpr, FLAG_K: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """The solution's chunk_matmul_kernel over the kept blocks of a alone: a's flags are FLAG_M × FLAG_K
+    blocks (of a, so transposed from g's tiles for dW), and the blocks of K kept for this program's
+    row of flags are list[f, :count[f]] (f = its rows' flag row). A tile with none kept adds nothing
+    (and stores zeros when it does not accumulate)."""
+    tile_m, tile_n = SOL.grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+    flag_row = tile_m * BLOCK_M // FLAG_M
+    n_kept = tl.load(count_ptr + flag_row)
+    STEPS: tl.constexpr = FLAG_K // BLOCK_K
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for i in range(0, n_kept * STEPS):
+        start = tl.load(list_ptr + flag_row * LIST_STRIDE + i // STEPS) * FLAG_K + (i % STEPS) * BLOCK_K
+        if A_T:
+            a = a_desc.load([start, tile_m * BLOCK_M]).T
+        else:
+            a = a_desc.load([tile_m * BLOCK_M, start])
+        acc = tl.dot(a, b_desc.load([start, tile_n * BLOCK_N]), acc)
+    rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :]
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    if ACCUMULATE:
+        mask = mask & ((rows * 0 + n_kept) > 0)[:, None]  # nothing kept: nothing to add, nothing read or written
+        acc += tl.load(c_ptrs, mask=mask)
+    tl.store(c_ptrs, acc, mask=mask)
 
 
 def launch(x, w, target, dloss, loss, dx, dw, C, VC, TILE_M, TILE_N, TILE_K, GROUP_M, NUM_WARPS, NUM_STAGES,
-           **_):
-    """The whole step: loss, dx (x's dtype) and dw (fp32), C rows by VC vocabulary columns at a time."""
+           filter_eps: "float | None" = None, kept_tiles: "list | None" = None, **_):
+    """The whole step: loss, dx (x's dtype) and dw (fp32), C rows by VC vocabulary columns at a time.
+    filter_eps: skip the gradient's tiles whose softmax share is below it everywhere (None: keep all,
+    the products of the solution); kept_tiles, when given, gets (kept, all) per slice (synchronizes)."""
     N, H = x.shape
     V = w.shape[0]
     C, VC = min(C, N), min(VC, V)
@@ -124,6 +195,14 @@ def launch(x, w, target, dloss, loss, dx, dw, C, VC, TILE_M, TILE_N, TILE_K, GRO
     dx_acc = torch.empty((C, H), **f32)
     gemm = dict(BLOCK_M=TILE_M, BLOCK_N=TILE_N, BLOCK_K=TILE_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
                 num_stages=NUM_STAGES)
+    filtered = filter_eps is not None
+    # which of g's [TILE_M, TILE_N] tiles were kept, and per row (column) of tiles the kept columns (rows)
+    i32 = dict(device=x.device, dtype=torch.int32)
+    flags = (triton.cdiv(C, TILE_M), triton.cdiv(VC, TILE_N))
+    longest = triton.next_power_of_2(max(flags))
+    keep = torch.empty(flags[0] * flags[1] if filtered else 1, **i32)
+    row_list, row_count = torch.empty((flags[0], longest), **i32), torch.empty(flags[0], **i32)
+    col_list, col_count = torch.empty((flags[1], longest), **i32), torch.empty(flags[1], **i32)
     SOL.chunk_count_kernel[(1,)](target, n_valid, N, IGNORE, BLOCK_M=triton.next_power_of_2(N))
     for r0 in range(0, N, C):
         rows = min(C, N - r0)
@@ -137,16 +216,28 @@ def launch(x, w, target, dloss, loss, dx, dw, C, VC, TILE_M, TILE_N, TILE_K, GRO
             cols = min(VC, V - v0)
             w_v = w[v0:v0 + cols]
             g_v = g[:rows, :cols]
-            grid = (triton.cdiv(rows, TILE_M) * triton.cdiv(cols, TILE_N),)
-            grad_tile_kernel[grid](x_rows, blocks_of(w_v, TILE_N, TILE_K), target_c, lse, dloss, n_valid, g,
-                                       rows, cols, v0, H, g_stride, IGNORE, **gemm)
+            tiles_m, tiles_n = triton.cdiv(rows, TILE_M), triton.cdiv(cols, TILE_N)
+            grad_tile_kernel[(tiles_m * tiles_n,)](
+                x_rows, blocks_of(w_v, TILE_N, TILE_K), target_c, lse, dloss, n_valid, g, keep, rows, cols, v0, H,
+                g_stride, IGNORE, filter_eps or 0.0, FILTER=filtered, **gemm)
+            dw_grid, dx_grid = (triton.cdiv(cols, TILE_M) * triton.cdiv(H, TILE_N),), (tiles_m * triton.cdiv(H, TILE_N),)
+            dw_operands = (blocks_of(g_v, TILE_K, TILE_M), blocks_of(x_c, TILE_K, TILE_N), dw[v0:v0 + cols], cols, H,
+                           rows)
+            dx_operands = (blocks_of(g_v, TILE_M, TILE_K), blocks_of(w_v, TILE_K, TILE_N), dx_acc, rows, H, cols)
             # dW's rows v0 .. v0 + cols: stored by the first row chunk, added by the later ones
-            SOL.chunk_matmul_kernel[(triton.cdiv(cols, TILE_M) * triton.cdiv(H, TILE_N),)](
-                blocks_of(g_v, TILE_K, TILE_M), blocks_of(x_c, TILE_K, TILE_N), dw[v0:v0 + cols], cols, H, rows,
-                A_T=True, ACCUMULATE=r0 > 0, **gemm)
-            SOL.chunk_matmul_kernel[(triton.cdiv(rows, TILE_M) * triton.cdiv(H, TILE_N),)](
-                blocks_of(g_v, TILE_M, TILE_K), blocks_of(w_v, TILE_K, TILE_N), dx_acc, rows, H, cols,
-                A_T=False, ACCUMULATE=v0 > 0, **gemm)
+            if not filtered:
+                SOL.chunk_matmul_kernel[dw_grid](*dw_operands, A_T=True, ACCUMULATE=r0 > 0, **gemm)
+                SOL.chunk_matmul_kernel[dx_grid](*dx_operands, A_T=False, ACCUMULATE=v0 > 0, **gemm)
+                continue
+            compact_kernel[(tiles_m + tiles_n,)](keep, tiles_m, tiles_n, row_list, row_count, col_list, col_count,
+                                                 BLOCK=longest)
+            if kept_tiles is not None:
+                kept_tiles.append((int(keep[:tiles_m * tiles_n].sum()), tiles_m * tiles_n))
+            # dW reads gᵀ: its rows are g's columns (a flag's TILE_N), its K g's rows (a flag's TILE_M)
+            kept_matmul_kernel[dw_grid](*dw_operands, col_list, col_count, longest, A_T=True, ACCUMULATE=r0 > 0,
+                                        FLAG_M=TILE_N, FLAG_K=TILE_M, **gemm)
+            kept_matmul_kernel[dx_grid](*dx_operands, row_list, row_count, longest, A_T=False, ACCUMULATE=v0 > 0,
+                                        FLAG_M=TILE_M, FLAG_K=TILE_N, **gemm)
         dx[r0:r0 + rows].copy_(dx_acc[:rows])
     loss.copy_(loss_rows.sum().reshape(1))
 
@@ -156,25 +247,77 @@ def scratch_mib(N, H, V, C, VC, TILE_N, esize=2, **_) -> float:
     return (C * VC * esize + C * H * 4 + 2 * C * triton.cdiv(V, TILE_N) * 4 + (N + 2 * C + 1) * 4) / 2**20
 
 
-def check(x, w, target, dloss, tiles: dict, C: int, VC: int) -> dict:
-    """Relative errors of loss, dx and dw against PyTorch in fp32."""
+def tolerance_ratios(dx, dw, ref_dx, ref_dw) -> dict:
+    """The largest error of dx and dw as a fraction of what puzzle 28's check allows a bf16 step
+    (its tolerances, the absolute part at the reference's RMS): below 1 passes."""
+    from checker.evidence.compare import absolute_tolerance
+    from checker.registry import get
+    puzzle = get("p28")
+    outputs = {o.name: o for part in puzzle.parts for o in part.outputs}
+    ratios = {}
+    for name, got, ref in (("dx", dx, ref_dx), ("dw", dw, ref_dw)):
+        tol = puzzle.tolerance("bfloat16", outputs[name])
+        absolute = absolute_tolerance(tol, float(ref.double().pow(2).mean().sqrt()))
+        worst = 0.0
+        for lo in range(0, ref.shape[0], 8192):  # a few rows at a time: dW is 2 GB in fp32
+            r, g = ref[lo:lo + 8192], got[lo:lo + 8192].float()
+            worst = max(worst, float(((g - r).abs() / (absolute + tol.rtol * r.abs())).max()))
+        ratios[name] = worst
+    return ratios
+
+
+def check(x, w, target, dloss, tiles: dict, C: int, VC: int, filter_eps: "float | None" = None,
+          to_tolerance: bool = False) -> dict:
+    """Relative errors (norms) of loss, dx and dw against PyTorch in fp32; with filter_eps, the share
+    of the gradient's tiles kept; with to_tolerance, the errors as fractions of the check's tolerance."""
     N, H = x.shape
     V = w.shape[0]
     loss = torch.empty(1, device=x.device)
     dx, dw = torch.full_like(x, float("nan")), torch.full((V, H), float("nan"), device=x.device)
-    launch(x, w, target, dloss, loss, dx, dw, C, VC, **tiles)
+    kept = []
+    launch(x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=filter_eps, kept_tiles=kept, **tiles)
     leaves = [t.detach().float().requires_grad_() for t in (x, w)]
     ref = F.cross_entropy(leaves[0] @ leaves[1].T, target.long(), ignore_index=IGNORE) * float(dloss)
     ref.backward()
 
     def rel(a, b):
         return float((a.float() - b).norm() / b.norm())
-    return {"loss": abs(float(loss) * float(dloss) - float(ref.detach())) / abs(float(ref)), "dx": rel(dx, leaves[0].grad),
-            "dw": rel(dw, leaves[1].grad)}
+    ref = float(ref.detach())
+    found = {"loss": abs(float(loss) * float(dloss) - ref) / abs(ref),
+             "dx": rel(dx, leaves[0].grad), "dw": rel(dw, leaves[1].grad), "mean_loss": ref / float(dloss)}
+    if filter_eps is not None:
+        found["kept"] = sum(k for k, _ in kept) / sum(n for _, n in kept)
+    if to_tolerance:
+        found["of_tolerance"] = tolerance_ratios(dx, dw, leaves[0].grad, leaves[1].grad)
+    return found
+
+
+def filtered_reference(x, w, target, dloss, C: int, VC: int, TILE_M: int, TILE_N: int, eps: float, **_):
+    """dx and dW in float64 with the gradient's tiles that a filter of eps skips set to 0 (the tiles
+    of each C-row chunk and VC-column slice, as launch walks them), and how many tiles it keeps."""
+    xd, wd = x.double(), w.double()
+    counted = target != IGNORE
+    d = torch.softmax(xd @ wd.T, dim=1)
+    d[counted, target[counted].long()] -= 1.0
+    d[~counted] = 0.0
+    g = d * float(dloss) / int(counted.sum())
+    kept = 0
+    for r0 in range(0, x.shape[0], C):
+        for v0 in range(0, w.shape[0], VC):
+            for tr in range(r0, min(r0 + C, x.shape[0]), TILE_M):
+                for tv in range(v0, min(v0 + VC, w.shape[0]), TILE_N):
+                    tile = (slice(tr, min(tr + TILE_M, r0 + C)), slice(tv, min(tv + TILE_N, v0 + VC)))
+                    if d[tile].abs().max() < eps:
+                        g[tile] = 0.0
+                    else:
+                        kept += 1
+    return g @ wd, g.T @ xd, kept
 
 
 def cpu_smoke():
-    """The interpreter, tiny sizes: several chunkings (the last chunks short), ignored rows."""
+    """The interpreter, tiny sizes: several chunkings (the last chunks short), ignored rows; then the
+    filter, at a threshold that skips some tiles and keeps others, against the step that zeroes the
+    same tiles of the gradient."""
     tiles = dict(TILE_M=16, TILE_N=32, TILE_K=16, GROUP_M=2, NUM_WARPS=4, NUM_STAGES=1)
     gen = torch.Generator().manual_seed(0)
     N, H, V = 40, 48, 150
@@ -186,6 +329,18 @@ def cpu_smoke():
     for C, VC in ((40, 150), (16, 64), (32, 40)):
         errs = check(x, w, target, dloss, tiles, C, VC)
         print(C, VC, errs, flush=True)
+        assert all(errs[k] < 1e-5 for k in ("loss", "dx", "dw")), errs
+    # targets in the first 48 columns: the tiles right of them hold softmax shares alone, some of
+    # them below 0.2 everywhere (skipped), the others not (kept)
+    eps, target = 0.2, torch.where(target == IGNORE, target, target % 48)
+    for C, VC in ((40, 150), (16, 64)):
+        loss, dx, dw, kept = torch.empty(1), torch.full_like(x, float("nan")), torch.full((V, H), float("nan")), []
+        launch(x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=eps, kept_tiles=kept, **tiles)
+        ref_dx, ref_dw, ref_kept = filtered_reference(x, w, target, dloss, C, VC, eps=eps, **tiles)
+        n_kept, n_all = sum(k for k, _ in kept), sum(n for _, n in kept)
+        errs = {"dx": float((dx - ref_dx).norm() / ref_dx.norm()), "dw": float((dw - ref_dw).norm() / ref_dw.norm())}
+        print(C, VC, f"filtered at {eps}: {n_kept} of {n_all} tiles kept", errs, flush=True)
+        assert n_kept == ref_kept and 0 < n_kept < n_all, (n_kept, ref_kept, n_all)
         assert all(e < 1e-5 for e in errs.values()), errs
 
 
@@ -236,5 +391,80 @@ def gpu():
         json.dump(run_stamp(rows=records), f, indent=1)
 
 
+# Cut Cross-Entropy's default threshold for bf16: bf16's machine epsilon, 2^-7, over 32
+FILTER_EPS = 2.0 ** -12
+
+
+def benchmark_inputs(N: int, H: int, V: int):
+    """The benchmark's inputs: x = randn, w = 0.02·randn (logits about N(0, 0.02²·H)), uniform targets."""
+    x = torch.randn(N, H, device="cuda", dtype=torch.bfloat16)
+    w = (0.02 * torch.randn(V, H, device="cuda")).to(torch.bfloat16)
+    return x, w, torch.randint(0, V, (N,), device="cuda", dtype=torch.int32)
+
+
+def peaked_inputs(N: int, H: int, V: int, plausible: int, zipf: bool, device: str = "cuda",
+                  bulk_mass: float = 0.01):
+    """Rows whose softmax a trained model might give: per row `plausible` tokens (the target first,
+    drawn uniformly or, with zipf, with probability ∝ 1 / (id + 1), as in a vocabulary ordered by
+    frequency), the target's logit L and the others' L − 1; the rest of the vocabulary's logits about
+    N(0, 1), carrying about bulk_mass of the row's softmax. w = 0.02·randn; x_r = randn / (0.02·√H)
+    (the N(0, 1) bulk), moved along w[token] for each plausible token until its logit is set."""
+    w = 0.02 * torch.randn(V, H, device=device)
+    weights = 1.0 / torch.arange(1, V + 1, device=device) if zipf else torch.ones(V, device=device)
+    tokens = torch.multinomial(weights, N * plausible, replacement=True).reshape(N, plausible)
+    x = torch.randn(N, H, device=device) / (0.02 * H ** 0.5)
+    bulk = V * math.exp(0.5)  # the N(0, 1) logits' exp, summed
+    top = math.log((1 - bulk_mass) / bulk_mass * bulk / (1 + (plausible - 1) * math.exp(-1.0)))
+    for k in range(plausible):
+        toward = w[tokens[:, k]]
+        logit = top - (k > 0)
+        x = x + ((logit - (x * toward).sum(1)) / (toward * toward).sum(1))[:, None] * toward
+    return x.to(torch.bfloat16), w.to(torch.bfloat16), tokens[:, 0].to(torch.int32)
+
+
+def gpu_filtered():
+    """The logits recomputed, with and without Cut Cross-Entropy's filter, on the benchmark's inputs
+    and on peaked rows: time, scratch, the share of tiles kept, and the errors against PyTorch in
+    fp32 as fractions of puzzle 28's tolerances. Writes filtered.json."""
+    from chunks import baselines, peak_mib
+    from checker.bench.kernel_times import kernel_times
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    records, t0 = [], time.time()
+
+    def write():
+        with open(f"{OUT}/filtered.json", "w") as f:
+            json.dump(run_stamp(filter_eps=FILTER_EPS, rows=records), f, indent=1)
+    torch.manual_seed(0)
+    for (N, H, V), (C, VC) in (((8192, 4096, 128256), (4096, 4096)), ((8192, 2048, 32000), (4096, 8192))):
+        size = f"N={N}, H={H}, V={V}"
+        families = {"benchmark's (random)": lambda: benchmark_inputs(N, H, V),
+                    "peaked: 8 tokens, Zipf": lambda: peaked_inputs(N, H, V, 8, zipf=True),
+                    "peaked: target alone, Zipf": lambda: peaked_inputs(N, H, V, 1, zipf=True),
+                    "peaked: target alone, uniform": lambda: peaked_inputs(N, H, V, 1, zipf=False)}
+        for inputs, make in families.items():
+            x, w, target = make()
+            target[::97] = IGNORE
+            dloss, loss = torch.ones(1, device="cuda"), torch.empty(1, device="cuda")
+            dx, dw = torch.empty_like(x), torch.empty(V, H, device="cuda", dtype=torch.float32)
+            for eps in (None, FILTER_EPS):
+                found = check(x, w, target, dloss, SPEC.BIG, C, VC, filter_eps=eps, to_tolerance=True)
+                run = lambda eps=eps: launch(x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=eps,  # noqa: E731
+                                             **SPEC.BIG)
+                found.update(ms=round(median_ms(run), 3), scratch_mib=round(peak_mib(run), 1),
+                             kernels=kernel_times(run, steps=2))
+                records.append({"size": size, "inputs": inputs, "design": f"recompute C={C} VC={VC}",
+                                "filter_eps": eps, **found})
+                print({k: v for k, v in records[-1].items() if k != "kernels"}, round(time.time() - t0), flush=True)
+                write()  # after every record: a run stopped early keeps what it measured
+            if inputs.startswith("benchmark"):
+                for name, found in baselines(x, w, target).items():
+                    records.append({"size": size, "inputs": inputs, "design": name, **found})
+                    print(records[-1], round(time.time() - t0), flush=True)
+                write()
+            del x, w, dx, dw
+            torch.cuda.empty_cache()
+    write()
+
+
 if __name__ == "__main__":
-    cpu_smoke() if CPU else gpu()
+    cpu_smoke() if CPU else gpu_filtered() if "--filtered" in sys.argv else gpu()
