@@ -13,3 +13,9 @@ def test_p28_recomputing_design_matches_pytorch():
     (several chunkings, short last chunks, ignored rows); with the gradient filter, the step that
     zeroes the same tiles of the gradient, some tiles kept and some skipped."""
     module_at(ROOT / "book/experiments/linear_ce/recompute.py", "recompute").cpu_smoke()
+
+
+def test_p28_products_in_halves_match_the_solution():
+    """p28's products with the epilogue in two halves (an experiment against the solution's spills)
+    give the solution's step bit for bit."""
+    module_at(ROOT / "book/experiments/linear_ce/epilogue.py", "epilogue").cpu_smoke()

@@ -148,6 +148,18 @@ def compact_kernel(keep_ptr, R, CC, row_list_ptr, row_count_ptr, col_list_ptr, c
 
 
 @triton.jit
+def product_step(a_desc, b_desc, acc, start, tile_m, tile_n, A_T: tl.constexpr, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr):
+    """acc plus a's block at K offset `start` times b's: one step of the solution's chunk_matmul_kernel
+    (with A_T, a's block comes from the stored transpose and is transposed in registers)."""
+    if A_T:
+        a = a_desc.load([start, tile_m * BLOCK_M]).T
+    else:
+        a = a_desc.load([tile_m * BLOCK_M, start])
+    return tl.dot(a, b_desc.load([start, tile_n * BLOCK_N]), acc)
+
+
+@triton.jit
 def kept_matmul_kernel(a_desc, b_desc, c_ptr, M, N, K, list_ptr, count_ptr, LIST_STRIDE, A_T: tl.constexpr,
                        ACCUMULATE: tl.constexpr, FLAG_M: tl.constexpr, FLAG_K: tl.constexpr,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
@@ -162,11 +174,7 @@ def kept_matmul_kernel(a_desc, b_desc, c_ptr, M, N, K, list_ptr, count_ptr, LIST
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for i in range(0, n_kept * STEPS):
         start = tl.load(list_ptr + flag_row * LIST_STRIDE + i // STEPS) * FLAG_K + (i % STEPS) * BLOCK_K
-        if A_T:
-            a = a_desc.load([start, tile_m * BLOCK_M]).T
-        else:
-            a = a_desc.load([tile_m * BLOCK_M, start])
-        acc = tl.dot(a, b_desc.load([start, tile_n * BLOCK_N]), acc)
+        acc = product_step(a_desc, b_desc, acc, start, tile_m, tile_n, A_T, BLOCK_M, BLOCK_N)
     rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :]
@@ -220,7 +228,8 @@ def launch(x, w, target, dloss, loss, dx, dw, C, VC, TILE_M, TILE_N, TILE_K, GRO
             grad_tile_kernel[(tiles_m * tiles_n,)](
                 x_rows, blocks_of(w_v, TILE_N, TILE_K), target_c, lse, dloss, n_valid, g, keep, rows, cols, v0, H,
                 g_stride, IGNORE, filter_eps or 0.0, FILTER=filtered, **gemm)
-            dw_grid, dx_grid = (triton.cdiv(cols, TILE_M) * triton.cdiv(H, TILE_N),), (tiles_m * triton.cdiv(H, TILE_N),)
+            dw_grid = (triton.cdiv(cols, TILE_M) * triton.cdiv(H, TILE_N),)
+            dx_grid = (tiles_m * triton.cdiv(H, TILE_N),)
             dw_operands = (blocks_of(g_v, TILE_K, TILE_M), blocks_of(x_c, TILE_K, TILE_N), dw[v0:v0 + cols], cols, H,
                            rows)
             dx_operands = (blocks_of(g_v, TILE_M, TILE_K), blocks_of(w_v, TILE_K, TILE_N), dx_acc, rows, H, cols)
@@ -402,24 +411,58 @@ def benchmark_inputs(N: int, H: int, V: int):
     return x, w, torch.randint(0, V, (N,), device="cuda", dtype=torch.int32)
 
 
-def peaked_inputs(N: int, H: int, V: int, plausible: int, zipf: bool, device: str = "cuda",
-                  bulk_mass: float = 0.01):
+def peaked_plan(N: int, V: int, plausible: int, zipf: bool, device: str = "cuda", bulk_mass: float = 0.01):
     """Rows whose softmax a trained model might give: per row `plausible` tokens (the target first,
     drawn uniformly or, with zipf, with probability ∝ 1 / (id + 1), as in a vocabulary ordered by
     frequency), the target's logit L and the others' L − 1; the rest of the vocabulary's logits about
-    N(0, 1), carrying about bulk_mass of the row's softmax. w = 0.02·randn; x_r = randn / (0.02·√H)
-    (the N(0, 1) bulk), moved along w[token] for each plausible token until its logit is set."""
-    w = 0.02 * torch.randn(V, H, device=device)
+    N(0, 1), carrying about bulk_mass of the row's softmax. Returns the tokens [N, plausible] and
+    their logits [plausible]."""
     weights = 1.0 / torch.arange(1, V + 1, device=device) if zipf else torch.ones(V, device=device)
     tokens = torch.multinomial(weights, N * plausible, replacement=True).reshape(N, plausible)
-    x = torch.randn(N, H, device=device) / (0.02 * H ** 0.5)
     bulk = V * math.exp(0.5)  # the N(0, 1) logits' exp, summed
     top = math.log((1 - bulk_mass) / bulk_mass * bulk / (1 + (plausible - 1) * math.exp(-1.0)))
+    return tokens, torch.tensor([top] + [top - 1.0] * (plausible - 1), device=device)
+
+
+def peaked_inputs(N: int, H: int, V: int, plausible: int, zipf: bool, device: str = "cuda"):
+    """x, w and targets whose logits x wᵀ are peaked_plan's: w = 0.02·randn; x_r = randn / (0.02·√H)
+    (the N(0, 1) bulk), moved along w[token] for each plausible token until its logit is set."""
+    w = 0.02 * torch.randn(V, H, device=device)
+    tokens, logits = peaked_plan(N, V, plausible, zipf, device)
+    x = torch.randn(N, H, device=device) / (0.02 * H ** 0.5)
     for k in range(plausible):
         toward = w[tokens[:, k]]
-        logit = top - (k > 0)
-        x = x + ((logit - (x * toward).sum(1)) / (toward * toward).sum(1))[:, None] * toward
+        x = x + ((logits[k] - (x * toward).sum(1)) / (toward * toward).sum(1))[:, None] * toward
     return x.to(torch.bfloat16), w.to(torch.bfloat16), tokens[:, 0].to(torch.int32)
+
+
+FAMILIES = {"benchmark's (random)": None, "peaked: 8 tokens, Zipf": (8, True),
+            "peaked: target alone, Zipf": (1, True), "peaked: target alone, uniform": (1, False)}
+
+
+def kept_shares(rows: int, V: int, H: int, TILE_M: int = 128, TILE_N: int = 256, eps: float = FILTER_EPS) -> dict:
+    """Per kind of inputs (FAMILIES), the share of the gradient's [TILE_M, TILE_N] tiles the filter
+    keeps, from `rows` rows of logits drawn as the inputs are built to give them (the benchmark's
+    N(0, 0.02²·H); peaked_plan's), on the CPU: what the filter skips depends on the logits alone."""
+    gen = torch.Generator().manual_seed(0)
+    shares = {}
+    for name, plan in FAMILIES.items():
+        if plan is None:
+            z = 0.02 * H ** 0.5 * torch.randn(rows, V, generator=gen)
+            target = torch.randint(0, V, (rows,), generator=gen)
+        else:
+            z = torch.randn(rows, V, generator=gen)
+            torch.manual_seed(0)  # torch.multinomial draws from the default generator
+            tokens, logits = peaked_plan(rows, V, *plan, device="cpu")
+            z.scatter_(1, tokens, logits.expand(rows, -1).contiguous())
+            target = tokens[:, 0]
+        d = torch.softmax(z, dim=1)
+        d[torch.arange(rows), target] -= 1.0
+        tiles_n = -(-V // TILE_N)
+        d = torch.nn.functional.pad(d.abs(), (0, tiles_n * TILE_N - V))
+        largest = d.reshape(rows // TILE_M, TILE_M, tiles_n, TILE_N).amax(dim=(1, 3))
+        shares[name] = float((largest >= eps).double().mean())
+    return shares
 
 
 def gpu_filtered():
@@ -437,12 +480,8 @@ def gpu_filtered():
     torch.manual_seed(0)
     for (N, H, V), (C, VC) in (((8192, 4096, 128256), (4096, 4096)), ((8192, 2048, 32000), (4096, 8192))):
         size = f"N={N}, H={H}, V={V}"
-        families = {"benchmark's (random)": lambda: benchmark_inputs(N, H, V),
-                    "peaked: 8 tokens, Zipf": lambda: peaked_inputs(N, H, V, 8, zipf=True),
-                    "peaked: target alone, Zipf": lambda: peaked_inputs(N, H, V, 1, zipf=True),
-                    "peaked: target alone, uniform": lambda: peaked_inputs(N, H, V, 1, zipf=False)}
-        for inputs, make in families.items():
-            x, w, target = make()
+        for inputs, plan in FAMILIES.items():
+            x, w, target = benchmark_inputs(N, H, V) if plan is None else peaked_inputs(N, H, V, *plan)
             target[::97] = IGNORE
             dloss, loss = torch.ones(1, device="cuda"), torch.empty(1, device="cuda")
             dx, dw = torch.empty_like(x), torch.empty(V, H, device="cuda", dtype=torch.float32)
