@@ -78,7 +78,7 @@ def step(k, x, w, target, dloss, CHUNK, tiles: dict):
 
 
 def cpu_smoke():
-    """The interpreter, a tiny size with a short last chunk: the halves give the solution's step bit for bit."""
+    """The interpreter, a tiny size, chunks of 16 rows of 40: the halves give the solution's step bit for bit."""
     tiles = dict(TILE_M=16, TILE_N=32, TILE_K=16, GROUP_M=2, NUM_WARPS=4, NUM_STAGES=1, TILES_PER_STEP=2)
     gen = torch.Generator().manual_seed(0)
     N, H, V = 40, 64, 150
@@ -86,7 +86,7 @@ def cpu_smoke():
     target = torch.randint(0, V, (N,), generator=gen, dtype=torch.int32)
     target[::7] = IGNORE
     dloss = torch.tensor([1.5])
-    for CHUNK in (16, 40):
+    for CHUNK in (16,):  # three chunks, the last one short: dW stored, then added to
         ours, theirs = step(HALVES, x, w, target, dloss, CHUNK, tiles), step(SOL, x, w, target, dloss, CHUNK, tiles)
         assert all(torch.equal(a, b) for a, b in zip(ours, theirs)), CHUNK
         print(f"chunk {CHUNK}: loss, dx and dw bit for bit the solution's", flush=True)
