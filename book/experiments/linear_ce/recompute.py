@@ -208,9 +208,10 @@ def launch(x, w, target, dloss, loss, dx, dw, C, VC, TILE_M, TILE_N, TILE_K, GRO
     i32 = dict(device=x.device, dtype=torch.int32)
     flags = (triton.cdiv(C, TILE_M), triton.cdiv(VC, TILE_N))
     longest = triton.next_power_of_2(max(flags))
-    keep = torch.empty(flags[0] * flags[1] if filtered else 1, **i32)
-    row_list, row_count = torch.empty((flags[0], longest), **i32), torch.empty(flags[0], **i32)
-    col_list, col_count = torch.empty((flags[1], longest), **i32), torch.empty(flags[1], **i32)
+    keep = torch.empty(flags[0] * flags[1] if filtered else 1, **i32)  # unfiltered: never written
+    if filtered:
+        row_list, row_count = torch.empty((flags[0], longest), **i32), torch.empty(flags[0], **i32)
+        col_list, col_count = torch.empty((flags[1], longest), **i32), torch.empty(flags[1], **i32)
     SOL.chunk_count_kernel[(1,)](target, n_valid, N, IGNORE, BLOCK_M=triton.next_power_of_2(N))
     for r0 in range(0, N, C):
         rows = min(C, N - r0)
@@ -411,14 +412,15 @@ def benchmark_inputs(N: int, H: int, V: int):
     return x, w, torch.randint(0, V, (N,), device="cuda", dtype=torch.int32)
 
 
-def peaked_plan(N: int, V: int, plausible: int, zipf: bool, device: str = "cuda", bulk_mass: float = 0.01):
+def peaked_plan(N: int, V: int, plausible: int, zipf: bool, device: str = "cuda", bulk_mass: float = 0.01,
+                generator: "torch.Generator | None" = None):
     """Rows whose softmax a trained model might give: per row `plausible` tokens (the target first,
     drawn uniformly or, with zipf, with probability ∝ 1 / (id + 1), as in a vocabulary ordered by
     frequency), the target's logit L and the others' L − 1; the rest of the vocabulary's logits about
     N(0, 1), carrying about bulk_mass of the row's softmax. Returns the tokens [N, plausible] and
     their logits [plausible]."""
     weights = 1.0 / torch.arange(1, V + 1, device=device) if zipf else torch.ones(V, device=device)
-    tokens = torch.multinomial(weights, N * plausible, replacement=True).reshape(N, plausible)
+    tokens = torch.multinomial(weights, N * plausible, replacement=True, generator=generator).reshape(N, plausible)
     bulk = V * math.exp(0.5)  # the N(0, 1) logits' exp, summed
     top = math.log((1 - bulk_mass) / bulk_mass * bulk / (1 + (plausible - 1) * math.exp(-1.0)))
     return tokens, torch.tensor([top] + [top - 1.0] * (plausible - 1), device=device)
@@ -452,8 +454,7 @@ def kept_shares(rows: int, V: int, H: int, TILE_M: int = 128, TILE_N: int = 256,
             target = torch.randint(0, V, (rows,), generator=gen)
         else:
             z = torch.randn(rows, V, generator=gen)
-            torch.manual_seed(0)  # torch.multinomial draws from the default generator
-            tokens, logits = peaked_plan(rows, V, *plan, device="cpu")
+            tokens, logits = peaked_plan(rows, V, *plan, device="cpu", generator=gen)
             z.scatter_(1, tokens, logits.expand(rows, -1).contiguous())
             target = tokens[:, 0]
         d = torch.softmax(z, dim=1)
