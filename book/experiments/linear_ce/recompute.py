@@ -4,6 +4,7 @@ cuBLAS's four products, in one run on a GPU.
 
     cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py      # GPU: recompute.json
     cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py --filtered   # filtered.json
+    cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py --lookup     # lookup.json
     cd book/experiments/linear_ce && ROOT=../../.. TRITON_INTERPRET=1 python recompute.py --cpu-smoke
 
 The design, for each chunk of C rows (C = N: one chunk):
@@ -160,21 +161,33 @@ def product_step(a_desc, b_desc, acc, start, tile_m, tile_n, A_T: tl.constexpr, 
 
 
 @triton.jit
-def kept_matmul_kernel(a_desc, b_desc, c_ptr, M, N, K, list_ptr, count_ptr, LIST_STRIDE, A_T: tl.constexpr,
-                       ACCUMULATE: tl.constexpr, FLAG_M: tl.constexpr, FLAG_K: tl.constexpr,
-                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def kept_matmul_kernel(a_desc, b_desc, c_ptr, M, N, K, list_ptr, count_ptr, LIST_STRIDE: tl.constexpr,
+                       A_T: tl.constexpr, ACCUMULATE: tl.constexpr, FLAG_M: tl.constexpr, FLAG_K: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                       LIST_IN_REGISTERS: tl.constexpr = True):
     """The solution's chunk_matmul_kernel over the kept blocks of a alone: a's flags are FLAG_M × FLAG_K
     blocks (of a, so transposed from g's tiles for dW), and the blocks of K kept for this program's
-    row of flags are list[f, :count[f]] (f = its rows' flag row). A tile with none kept adds nothing
-    (and stores zeros when it does not accumulate)."""
+    row of flags are list[f, :count[f]] (f = its rows' flag row; LIST_STRIDE, a power of two, is the
+    longest list). A tile with none kept adds nothing (and stores zeros when it does not accumulate).
+    LIST_IN_REGISTERS: the program's list is loaded once, before the loop, and each step picks its
+    entry in registers; without it each step loads its entry from memory, and the pipeliner then
+    spends a stage on that load, so the copies run one step ahead of the products instead of two
+    (p28's page profiles both)."""
     tile_m, tile_n = SOL.grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     flag_row = tile_m * BLOCK_M // FLAG_M
     n_kept = tl.load(count_ptr + flag_row)
     STEPS: tl.constexpr = FLAG_K // BLOCK_K
+    if LIST_IN_REGISTERS:
+        slots = tl.arange(0, LIST_STRIDE)
+        kept = tl.load(list_ptr + flag_row * LIST_STRIDE + slots, mask=slots < n_kept, other=0)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for i in range(0, n_kept * STEPS):
-        start = tl.load(list_ptr + flag_row * LIST_STRIDE + i // STEPS) * FLAG_K + (i % STEPS) * BLOCK_K
-        acc = product_step(a_desc, b_desc, acc, start, tile_m, tile_n, A_T, BLOCK_M, BLOCK_N)
+        if LIST_IN_REGISTERS:
+            block = tl.sum(tl.where(slots == i // STEPS, kept, 0))
+        else:
+            block = tl.load(list_ptr + flag_row * LIST_STRIDE + i // STEPS)
+        acc = product_step(a_desc, b_desc, acc, block * FLAG_K + (i % STEPS) * BLOCK_K, tile_m, tile_n, A_T,
+                           BLOCK_M, BLOCK_N)
     rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + rows[:, None].to(tl.int64) * N + cols[None, :]
@@ -186,10 +199,12 @@ def kept_matmul_kernel(a_desc, b_desc, c_ptr, M, N, K, list_ptr, count_ptr, LIST
 
 
 def launch(x, w, target, dloss, loss, dx, dw, C, VC, TILE_M, TILE_N, TILE_K, GROUP_M, NUM_WARPS, NUM_STAGES,
-           filter_eps: "float | None" = None, kept_tiles: "list | None" = None, **_):
+           filter_eps: "float | None" = None, kept_tiles: "list | None" = None, list_in_registers: bool = True,
+           **_):
     """The whole step: loss, dx (x's dtype) and dw (fp32), C rows by VC vocabulary columns at a time.
     filter_eps: skip the gradient's tiles whose softmax share is below it everywhere (None: keep all,
-    the products of the solution); kept_tiles, when given, gets (kept, all) per slice (synchronizes)."""
+    the products of the solution); kept_tiles, when given, gets (kept, all) per slice (synchronizes);
+    list_in_registers: how the filtered products find their kept blocks (kept_matmul_kernel)."""
     N, H = x.shape
     V = w.shape[0]
     C, VC = min(C, N), min(VC, V)
@@ -245,9 +260,9 @@ def launch(x, w, target, dloss, loss, dx, dw, C, VC, TILE_M, TILE_N, TILE_K, GRO
                 kept_tiles.append((int(keep[:tiles_m * tiles_n].sum()), tiles_m * tiles_n))
             # dW reads gᵀ: its rows are g's columns (a flag's TILE_N), its K g's rows (a flag's TILE_M)
             kept_matmul_kernel[dw_grid](*dw_operands, col_list, col_count, longest, A_T=True, ACCUMULATE=r0 > 0,
-                                        FLAG_M=TILE_N, FLAG_K=TILE_M, **gemm)
+                                        FLAG_M=TILE_N, FLAG_K=TILE_M, LIST_IN_REGISTERS=list_in_registers, **gemm)
             kept_matmul_kernel[dx_grid](*dx_operands, row_list, row_count, longest, A_T=False, ACCUMULATE=v0 > 0,
-                                        FLAG_M=TILE_M, FLAG_K=TILE_N, **gemm)
+                                        FLAG_M=TILE_M, FLAG_K=TILE_N, LIST_IN_REGISTERS=list_in_registers, **gemm)
         dx[r0:r0 + rows].copy_(dx_acc[:rows])
     loss.copy_(loss_rows.sum().reshape(1))
 
@@ -352,6 +367,10 @@ def cpu_smoke():
         print(C, VC, f"filtered at {eps}: {n_kept} of {n_all} tiles kept", errs, flush=True)
         assert n_kept == ref_kept and 0 < n_kept < n_all, (n_kept, ref_kept, n_all)
         assert all(e < 1e-5 for e in errs.values()), errs
+        # the other way of finding the kept blocks: the same blocks in the same order, so the same bits
+        loads_dx, loads_dw = torch.full_like(dx, float("nan")), torch.full_like(dw, float("nan"))
+        launch(x, w, target, dloss, loss, loads_dx, loads_dw, C, VC, filter_eps=eps, list_in_registers=False, **tiles)
+        assert torch.equal(loads_dx, dx) and torch.equal(loads_dw, dw)
 
 
 def median_ms(fn) -> float:
@@ -506,5 +525,35 @@ def gpu_filtered():
     write()
 
 
+def gpu_lookup():
+    """The filtered step with each way kept_matmul_kernel finds its blocks (a load per step, or the
+    list in registers), on each kind of input at both sizes: bit for bit the same, then timed in
+    turn (medians). Writes lookup.json."""
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    records = []
+    torch.manual_seed(0)
+    for (N, H, V), (C, VC) in (((8192, 4096, 128256), (4096, 4096)), ((8192, 2048, 32000), (4096, 8192))):
+        for inputs, plan in FAMILIES.items():
+            x, w, target = benchmark_inputs(N, H, V) if plan is None else peaked_inputs(N, H, V, *plan)
+            target[::97] = IGNORE
+            dloss, loss = torch.ones(1, device="cuda"), torch.empty(1, device="cuda")
+            found = {}
+            for in_registers in (False, True):
+                dx, dw = torch.empty_like(x), torch.empty(V, H, device="cuda", dtype=torch.float32)
+                run = lambda r=in_registers, dx=dx, dw=dw: launch(  # noqa: E731
+                    x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=FILTER_EPS, list_in_registers=r, **SPEC.BIG)
+                run()
+                found[in_registers] = (dx, dw, round(median_ms(run), 3))
+            same = all(torch.equal(a, b) for a, b in zip(found[False][:2], found[True][:2]))
+            records.append({"size": f"N={N}, H={H}, V={V}", "inputs": inputs, "bit_identical": same,
+                            "a load per step": found[False][2], "list in registers": found[True][2]})
+            print(records[-1], flush=True)
+            del x, w, found
+            torch.cuda.empty_cache()
+    with open(f"{OUT}/lookup.json", "w") as f:
+        json.dump(run_stamp(filter_eps=FILTER_EPS, rows=records), f, indent=1)
+
+
 if __name__ == "__main__":
-    cpu_smoke() if CPU else gpu_filtered() if "--filtered" in sys.argv else gpu()
+    modes = {"--filtered": gpu_filtered, "--lookup": gpu_lookup}
+    cpu_smoke() if CPU else next((run for flag, run in modes.items() if flag in sys.argv), gpu)()
