@@ -512,7 +512,7 @@ def gpu_filtered():
                 found.update(ms=round(median_ms(run), 3), scratch_mib=round(peak_mib(run), 1),
                              kernels=kernel_times(run, steps=2))
                 records.append({"size": size, "inputs": inputs, "design": f"recompute C={C} VC={VC}",
-                                "filter_eps": eps, **found})
+                                "filter_eps": eps, "list_in_registers": eps is not None, **found})
                 print({k: v for k, v in records[-1].items() if k != "kernels"}, round(time.time() - t0), flush=True)
                 write()  # after every record: a run stopped early keeps what it measured
             if inputs.startswith("benchmark"):
