@@ -6,26 +6,24 @@ python to_book.py explore.json ncu_raw.csv ncu_sizes.csv ../../data
 or, for the per-size profile alone (attention_ncu.json's by_size, the rest kept):
 
 python to_book.py sizes ncu_sizes.csv ../../data"""
-import csv, json, sys, time
+import json, sys, time
+sys.path.insert(0, "../../..")
+from checker.experiments import ncu_launches, ncu_number, ncu_stalls  # noqa: E402
 
 
 def by_size(path):
     """Six kernels a size, in ncu_sizes.py's order: the reference's forward, Δ, dK/dV and dQ, then
     cuDNN's forward and its backward walk (its Δ and dQ conversion are not matched by the filter)."""
-    sys.path.insert(0, "../../..")
     from checker.specs.families.attention import bench_sizes
-    found = list(csv.reader(open(path)))
-    top = next(i for i, r in enumerate(found) if "Kernel Name" in r)
-    names, launches = found[top], found[top + 2:]
-    value = lambda d, k: float(d[names.index(k)].replace(",", ""))  # noqa: E731
-    us = lambda d: round(value(d, "gpu__time_duration.sum") / 1e3, 1)  # noqa: E731
-    busy = lambda d: round(value(d, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"), 1)  # noqa: E731
+    launches = ncu_launches(path)
+    us = lambda d: round(ncu_number(d, "gpu__time_duration.sum") / 1e3, 1)  # noqa: E731
+    busy = lambda d: round(ncu_number(d, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"), 1)  # noqa: E731
     sizes = bench_sizes()
     assert len(launches) == 6 * len(sizes), len(launches)
     rows = []
     for i, (name, size) in enumerate(sizes):
         fwd, delta, dkdv, dq, cudnn_fwd, cudnn_bwd = launches[6 * i:6 * i + 6]
-        assert "fprop" in cudnn_fwd[names.index("Kernel Name")] and "bprop" in cudnn_bwd[names.index("Kernel Name")]
+        assert "fprop" in cudnn_fwd["Kernel Name"] and "bprop" in cudnn_bwd["Kernel Name"]
         rows.append({"size": name, "B": size["B"], "H": size["H"], "KV": size["KV"],
                      "forward": {"ours_us": us(fwd), "ours_tensor_pct": busy(fwd), "cudnn_us": us(cudnn_fwd),
                                  "cudnn_tensor_pct": busy(cudnn_fwd)},
@@ -112,23 +110,15 @@ bwd = [
      "ms": {**total([("bwd", "preprocess"), ("bwd-atomic", "tma 64x128 w8 s2 a2")]),
             "D=64 full": total([("bwd", "preprocess"), ("bwd-atomic", "tma 64x64 w4 s3 a2")])["D=64 full"]}},
 ]
-rows = list(csv.reader(open(ncu)))
-hi = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
-head = rows[hi]
-def num(r, k):
-    return float(r[head.index(k)].replace(",", ""))
 prof = []
-for d in rows[hi + 2:]:
-    stalls = {h.replace("smsp__average_warps_issue_stalled_", "").replace("_per_issue_active.ratio", ""): num(d, h)
-              for h in head if h.startswith("smsp__average_warps_issue_stalled_") and h.endswith("_per_issue_active.ratio")
-              and d[head.index(h)] not in ("", "n/a")}
-    stalls.pop("selected", None)
-    prof.append({"kernel": d[head.index("Kernel Name")][:60], "time_us": num(d, "gpu__time_duration.sum") / 1e3,
-                 "tensor_pct": num(d, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"),
-                 "registers": num(d, "launch__registers_per_thread"), "programs": num(d, "launch__grid_size"),
-                 "threads": num(d, "launch__block_size"),
-                 "shared_kib": num(d, "launch__shared_mem_per_block_dynamic") / 1024,
-                 "stalls": {k: round(v, 2) for k, v in sorted(stalls.items(), key=lambda kv: -kv[1]) if v >= 0.05}})
+for d in ncu_launches(ncu):
+    num = lambda k: ncu_number(d, k)  # noqa: E731
+    prof.append({"kernel": d["Kernel Name"][:60], "time_us": num("gpu__time_duration.sum") / 1e3,
+                 "tensor_pct": num("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"),
+                 "registers": num("launch__registers_per_thread"), "programs": num("launch__grid_size"),
+                 "threads": num("launch__block_size"),
+                 "shared_kib": num("launch__shared_mem_per_block_dynamic") / 1024,
+                 "stalls": ncu_stalls(d)})
 meta = {"date": "2026-11-27", "device": "NVIDIA H100 80GB HBM3", "torch": "2.11.0+cu130", "triton": "3.6.0"}
 json.dump({**meta, "sizes": "bf16, B = 4, H = 16, L = S = 4096", "timing": "medians of triton.testing.do_bench "
            "(40 ms, L2 flushed), CUDA-graph replays, every design in one run",

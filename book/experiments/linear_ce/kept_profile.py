@@ -6,22 +6,29 @@ The first launches of each step's products are profiled (dW's and dx's, slice by
 warm-up steps: STEP=plain (no filter), STEP=loads (the filter, each step loading its list entry)
 or STEP=registers (the filter, the list in registers). On a GPU, from this folder:
 
-    for STEP in plain loads registers; do ROOT=../../.. STEP=$STEP ncu --profile-from-start off \\
+    export ROOT=../../..
+    for STEP in plain loads registers; do STEP=$STEP ncu --profile-from-start off \\
         --kernel-name regex:matmul --launch-count 8 --section SpeedOfLight --section WarpStateStats \\
         --section LaunchStats --metrics "$(python kept_profile.py --metrics)" --page raw --csv \\
         python kept_profile.py > ncu_$STEP.csv; done
     python kept_profile.py --to-json ncu_plain.csv ncu_loads.csv ncu_registers.csv > p28_kept_ncu.json
 
 (the JSON is book/data/p28_kept_ncu.json, shown on p28's page)."""
-import csv
 import json
 import os
 import sys
 
-EXTRA_METRICS = ("smsp__inst_executed.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,"
-                 "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,"
-                 "dram__bytes_read.sum,dram__bytes_write.sum")
-STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
+sys.path.insert(0, os.environ.get("ROOT", "."))
+from checker.experiments import ncu_launches, ncu_number, ncu_stalls, run_stamp  # noqa: E402
+
+# each launch's record: its key, then ncu's metric
+METRICS = {"us": "gpu__time_duration.sum", "instructions": "smsp__inst_executed.sum",
+           "tensor_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+           "registers": "launch__registers_per_thread", "local_load": "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+           "local_store": "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum", "dram_read": "dram__bytes_read.sum",
+           "dram_write": "dram__bytes_write.sum"}
+# those the sections asked for (SpeedOfLight, LaunchStats) do not give
+EXTRA_METRICS = ",".join(m for key, m in METRICS.items() if key not in ("us", "registers"))
 
 
 def profile_step():
@@ -51,27 +58,12 @@ def profile_step():
 def launches(path: str) -> list:
     """ncu's raw CSV (--page raw --csv): per launch, its kernel, time, instructions, tensor-pipe use,
     registers, local-memory bytes, DRAM bytes and issue stalls (cycles per issued instruction)."""
-    rows = list(csv.reader(open(path)))
-    at = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
-    head = rows[at]
-
-    def num(r: list, key: str) -> float:
-        return float(r[head.index(key)].replace(",", ""))
     found = []
-    for r in rows[at + 2:]:  # the line after the header holds the units
-        stalls = {h[len(STALL[0]):-len(STALL[1])]: num(r, h) for h in head
-                  if h.startswith(STALL[0]) and h.endswith(STALL[1]) and r[head.index(h)] not in ("", "n/a")}
-        stalls.pop("selected", None)
-        found.append({"kernel": r[head.index("Kernel Name")].split("(")[0],
-                      "us": num(r, "gpu__time_duration.sum") / 1e3,
-                      "instructions": num(r, "smsp__inst_executed.sum"),
-                      "tensor_pct": num(r, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"),
-                      "registers": num(r, "launch__registers_per_thread"),
-                      "local_load": num(r, "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"),
-                      "local_store": num(r, "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"),
-                      "dram_read": num(r, "dram__bytes_read.sum"), "dram_write": num(r, "dram__bytes_write.sum"),
-                      "stalls": {k: round(v, 2) for k, v in sorted(stalls.items(), key=lambda kv: -kv[1])
-                                 if v >= 0.05}})
+    for launch in ncu_launches(path):
+        found.append({"kernel": launch["Kernel Name"].split("(")[0],
+                      **{key: ncu_number(launch, metric) for key, metric in METRICS.items()},
+                      "stalls": ncu_stalls(launch)})
+        found[-1]["us"] /= 1e3  # ncu's ns
     return found
 
 
@@ -80,18 +72,14 @@ if __name__ == "__main__":
         print(EXTRA_METRICS)
     elif "--to-json" in sys.argv:
         import subprocess
-        import torch
-        import triton
         steps = dict(zip(("plain", "a load per step", "list in registers"),
                          (launches(p) for p in sys.argv[sys.argv.index("--to-json") + 1:])))
         ncu = subprocess.run(["ncu", "--version"], capture_output=True, text=True).stdout.split()
-        json.dump({"date": os.environ.get("DATE", ""), "device": torch.cuda.get_device_name(),
-                   "torch": torch.__version__, "triton": triton.__version__,
-                   "tool": f"Nsight Compute {ncu[ncu.index('Version') + 1] if 'Version' in ncu else ''}, "
-                           "ncu's locked clocks (times longer than the benchmark's)",
-                   "size": "N=8192, H=4096, V=128256, C = V_C = 4096, the benchmark's inputs (every tile kept)",
-                   "launches": "the step's first 8 product launches: dW's and dx's of its first 4 slices",
-                   "steps": steps}, sys.stdout, indent=1)
+        json.dump(run_stamp(
+            tool=f"Nsight Compute {ncu[ncu.index('Version') + 1] if 'Version' in ncu else ''}, "
+                 "ncu's locked clocks (times longer than the benchmark's)",
+            size="N=8192, H=4096, V=128256, C = V_C = 4096, the benchmark's inputs (every tile kept)",
+            launches="the step's first 8 product launches: dW's and dx's of its first 4 slices",
+            steps=steps), sys.stdout, indent=1)
     else:
-        sys.path.insert(0, os.environ.get("ROOT", "."))
         profile_step()

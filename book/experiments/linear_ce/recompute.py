@@ -485,6 +485,24 @@ def kept_shares(rows: int, V: int, H: int, TILE_M: int = 128, TILE_N: int = 256,
     return shares
 
 
+# the GPU runs' sizes, each with the recomputing design's chunking there: ((N, H, V), (C, VC))
+FILTERED_SIZES = (((8192, 4096, 128256), (4096, 4096)), ((8192, 2048, 32000), (4096, 8192)))
+
+
+def filtered_inputs():
+    """For each size and each kind of input (FAMILIES), in turn on the GPU: (size, C, VC, inputs, x,
+    w, target, dloss), every 97th row ignored. A caller that drops its x, w and target before asking
+    for the next has them freed before the next kind is made."""
+    torch.manual_seed(0)
+    for (N, H, V), (C, VC) in FILTERED_SIZES:
+        for inputs, plan in FAMILIES.items():
+            x, w, target = benchmark_inputs(N, H, V) if plan is None else peaked_inputs(N, H, V, *plan)
+            target[::97] = IGNORE
+            yield f"N={N}, H={H}, V={V}", C, VC, inputs, x, w, target, torch.ones(1, device="cuda")
+            del x, w, target
+            torch.cuda.empty_cache()
+
+
 def gpu_filtered():
     """The logits recomputed, with and without Cut Cross-Entropy's filter, on the benchmark's inputs
     and on peaked rows: time, scratch, the share of tiles kept, and the errors against PyTorch in
@@ -497,31 +515,25 @@ def gpu_filtered():
     def write():
         with open(f"{OUT}/filtered.json", "w") as f:
             json.dump(run_stamp(filter_eps=FILTER_EPS, rows=records), f, indent=1)
-    torch.manual_seed(0)
-    for (N, H, V), (C, VC) in (((8192, 4096, 128256), (4096, 4096)), ((8192, 2048, 32000), (4096, 8192))):
-        size = f"N={N}, H={H}, V={V}"
-        for inputs, plan in FAMILIES.items():
-            x, w, target = benchmark_inputs(N, H, V) if plan is None else peaked_inputs(N, H, V, *plan)
-            target[::97] = IGNORE
-            dloss, loss = torch.ones(1, device="cuda"), torch.empty(1, device="cuda")
-            dx, dw = torch.empty_like(x), torch.empty(V, H, device="cuda", dtype=torch.float32)
-            for eps in (None, FILTER_EPS):
-                found = check(x, w, target, dloss, SPEC.BIG, C, VC, filter_eps=eps, to_tolerance=True)
-                run = lambda eps=eps: launch(x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=eps,  # noqa: E731
-                                             **SPEC.BIG)
-                found.update(ms=round(median_ms(run), 3), scratch_mib=round(peak_mib(run), 1),
-                             kernels=kernel_times(run, steps=2))
-                records.append({"size": size, "inputs": inputs, "design": f"recompute C={C} VC={VC}",
-                                "filter_eps": eps, "list_in_registers": eps is not None, **found})
-                print({k: v for k, v in records[-1].items() if k != "kernels"}, round(time.time() - t0), flush=True)
-                write()  # after every record: a run stopped early keeps what it measured
-            if inputs.startswith("benchmark"):
-                for name, found in baselines(x, w, target).items():
-                    records.append({"size": size, "inputs": inputs, "design": name, **found})
-                    print(records[-1], round(time.time() - t0), flush=True)
-                write()
-            del x, w, dx, dw
-            torch.cuda.empty_cache()
+    for size, C, VC, inputs, x, w, target, dloss in filtered_inputs():
+        loss = torch.empty(1, device="cuda")
+        dx, dw = torch.empty_like(x), torch.empty(w.shape, device="cuda", dtype=torch.float32)
+        for eps in (None, FILTER_EPS):
+            found = check(x, w, target, dloss, SPEC.BIG, C, VC, filter_eps=eps, to_tolerance=True)
+            run = lambda eps=eps: launch(x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=eps,  # noqa: E731
+                                         **SPEC.BIG)
+            found.update(ms=round(median_ms(run), 3), scratch_mib=round(peak_mib(run), 1),
+                         kernels=kernel_times(run, steps=2))
+            records.append({"size": size, "inputs": inputs, "design": f"recompute C={C} VC={VC}",
+                            "filter_eps": eps, "list_in_registers": eps is not None, **found})
+            print({k: v for k, v in records[-1].items() if k != "kernels"}, round(time.time() - t0), flush=True)
+            write()  # after every record: a run stopped early keeps what it measured
+        if inputs.startswith("benchmark"):
+            for name, found in baselines(x, w, target).items():
+                records.append({"size": size, "inputs": inputs, "design": name, **found})
+                print(records[-1], round(time.time() - t0), flush=True)
+            write()
+        del x, w, target, dx, dw
     write()
 
 
@@ -531,25 +543,19 @@ def gpu_lookup():
     turn (medians). Writes lookup.json."""
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     records = []
-    torch.manual_seed(0)
-    for (N, H, V), (C, VC) in (((8192, 4096, 128256), (4096, 4096)), ((8192, 2048, 32000), (4096, 8192))):
-        for inputs, plan in FAMILIES.items():
-            x, w, target = benchmark_inputs(N, H, V) if plan is None else peaked_inputs(N, H, V, *plan)
-            target[::97] = IGNORE
-            dloss, loss = torch.ones(1, device="cuda"), torch.empty(1, device="cuda")
-            found = {}
-            for in_registers in (False, True):
-                dx, dw = torch.empty_like(x), torch.empty(V, H, device="cuda", dtype=torch.float32)
-                run = lambda r=in_registers, dx=dx, dw=dw: launch(  # noqa: E731
-                    x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=FILTER_EPS, list_in_registers=r, **SPEC.BIG)
-                run()
-                found[in_registers] = (dx, dw, round(median_ms(run), 3))
-            same = all(torch.equal(a, b) for a, b in zip(found[False][:2], found[True][:2]))
-            records.append({"size": f"N={N}, H={H}, V={V}", "inputs": inputs, "bit_identical": same,
-                            "a load per step": found[False][2], "list in registers": found[True][2]})
-            print(records[-1], flush=True)
-            del x, w, found
-            torch.cuda.empty_cache()
+    for size, C, VC, inputs, x, w, target, dloss in filtered_inputs():
+        loss, found = torch.empty(1, device="cuda"), {}
+        for in_registers in (False, True):
+            dx, dw = torch.empty_like(x), torch.empty(w.shape, device="cuda", dtype=torch.float32)
+            run = lambda r=in_registers, dx=dx, dw=dw: launch(  # noqa: E731
+                x, w, target, dloss, loss, dx, dw, C, VC, filter_eps=FILTER_EPS, list_in_registers=r, **SPEC.BIG)
+            run()
+            found[in_registers] = (dx, dw, round(median_ms(run), 3))
+        same = all(torch.equal(a, b) for a, b in zip(found[False][:2], found[True][:2]))
+        records.append({"size": size, "inputs": inputs, "bit_identical": same,
+                        "a load per step": found[False][2], "list in registers": found[True][2]})
+        print(records[-1], flush=True)
+        del x, w, target, found, dx, dw
     with open(f"{OUT}/lookup.json", "w") as f:
         json.dump(run_stamp(filter_eps=FILTER_EPS, rows=records), f, indent=1)
 

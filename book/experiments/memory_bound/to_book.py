@@ -4,9 +4,11 @@ fraction of the copy of the same bytes (timed in the same run), and the profile 
 to the copy's.
 
     python to_book.py explore_ce.json explore_ln.json [more runs' records ...] ncu_profile.csv ../../data"""
-import csv
 import json
 import sys
+
+sys.path.insert(0, "../../..")
+from checker.experiments import ncu_launches, ncu_number  # noqa: E402
 
 # what each design of explore.py changes, as the pages name it
 DESIGNS = {
@@ -62,12 +64,8 @@ def best_designs(records):
 
 
 def profile(path):
-    found = list(csv.reader(open(path)))
-    top = next(i for i, r in enumerate(found) if "Kernel Name" in r)
-    names, launches = found[top], found[top + 2:]
-    value = lambda d, k: float(d[names.index(k)].replace(",", ""))  # noqa: E731
-    kernels = [{"kernel": d[names.index("Kernel Name")][:40], **{k: value(d, m) for k, m in METRICS.items()}}
-               for d in launches]
+    kernels = [{"kernel": d["Kernel Name"][:40], **{k: ncu_number(d, m) for k, m in METRICS.items()}}
+               for d in ncu_launches(path)]
     for k in kernels:  # µs, and MB (1e6 bytes)
         k["us"] = round(k["us"] / 1e3, 1)
         for field in ("read", "write", "spill_load"):
