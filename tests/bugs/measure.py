@@ -261,6 +261,8 @@ def run_entry(puzzle, entry, seed: int) -> dict:
         record.update(status="runner error", error=f"{type(exc).__name__}: {exc}", seconds=0.0, hints=[])
         return record
     record["seconds"] = round(time.perf_counter() - start, 1)
+    # the experiments' share of it: what a failing check pays for its smallest failing case
+    record["experiment_seconds"] = round(sum(e.get("seconds", 0.0) for e in getattr(report, "experiments", [])), 3)
     record["passed"] = report.passed
     record["report"] = out
     hints, fields = hints_of(report, out)
