@@ -37,8 +37,10 @@ BUDGET_S = 6.0         # seconds of experiments a failing check may take at most
 NO_EXPERIMENT = ("not_implemented", "compile", "stub", "gpu_fault")  # failures no other case would explain
 
 
-class OutOfTime(Exception):
-    """A derived case ran past what is left of the budget (a loop that never ends at that size)."""
+class OutOfTime(KeyboardInterrupt):
+    """A derived case ran past what is left of the budget (a loop that never ends at that size). An
+    interrupt, so that the case runner, which takes any exception of the learner's code as a verdict,
+    lets it through."""
 
 
 @dataclass
@@ -126,9 +128,12 @@ class Experiment:
         """The single changes of the smallest failing case that pass, the nearest per property."""
         self.allowed = NEIGHBOUR_TRIALS
         found: dict[str, tuple[float, dict]] = {}
-        for prop, step, distance in around(self.puzzle, self.smallest_case, self.written):
-            if prop in found and found[prop][0] <= distance:
-                continue
+        # the nearest first, across properties: one value either side of each size before any far one
+        candidates = sorted(enumerate(around(self.puzzle, self.smallest_case, self.written)),
+                            key=lambda item: (item[1][2], item[0]))
+        for _, (prop, step, distance) in candidates:
+            if prop in found:
+                continue  # its nearest passing value is found
             trial = self.trial({**self.smallest, **step})
             if trial is None:
                 break
@@ -141,11 +146,12 @@ class Experiment:
         """The experiment as the worker sends it (JSON)."""
         minimal = not self.stopped
         passing = self.neighbours()
+        searched = not self.stopped  # every neighbour was tried
         smallest = self.smallest_result
         return {"part": part, "start": self.start.name, "smallest": _jsonable(self.smallest),
                 "smallest_case": self.smallest_case.name, "smallest_dims": self.smallest_case.dims,
                 "smallest_dtype": self.smallest_case.dtype, "smallest_result": _slim(smallest),
-                "passing": passing, "minimal": minimal, "stopped": self.stopped,
+                "passing": passing, "minimal": minimal, "searched": searched, "stopped": self.stopped,
                 "trials": len(self.trials), "seconds": round(time.perf_counter() - self.began, 3)}
 
 

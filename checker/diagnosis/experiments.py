@@ -41,6 +41,7 @@ class Finding:
     seconds: float
     shrunk: bool               # the smallest failing case is a derived one (not a declared case)
     written: dict = field(default_factory=dict)   # number -> [[kernel, line]] the kernels write
+    searched: bool = True      # every case one change away was tried (none left out by the budget)
 
     def confirms(self, selects: Callable[[Case], bool]) -> bool:
         """A pair shows what `selects` picks out decides the verdict: it selects the failing case and
@@ -72,7 +73,8 @@ def read(puzzle: Puzzle, event: dict, backend: str = "") -> Finding | None:
         return None
     return Finding(event["part"], backend, smallest, event.get("smallest_result"), tuple(passing),
                    bool(event.get("minimal")), event.get("stopped", ""), int(event.get("trials", 0)),
-                   float(event.get("seconds", 0.0)), bool(event["smallest"]), dict(event.get("written") or {}))
+                   float(event.get("seconds", 0.0)), bool(event["smallest"]), dict(event.get("written") or {}),
+                   bool(event.get("searched", event.get("minimal"))))
 
 
 def _value(case: Case, prop: str, puzzle: Puzzle) -> Any:
@@ -169,12 +171,12 @@ def sentences(finding: Finding, puzzle: Puzzle) -> list[str]:
         change = (f"in {n.after}" if n.prop == "dtype" else "with the plain inputs" if n.prop == "inputs"
                   else f"with {n.prop}={n.after}")
         lines.append(f"it passes {change} (only {n.prop} changed)" + (f": {why}" if why else ""))
-    if not finding.passing:
+    if not finding.passing and finding.searched:
         lines.append("no case one change away from it that the checker tried passes (sizes toward 1, a whole "
-                     "block, the documented sizes, the other blocks the puzzle declares)"
-                     if finding.minimal else "")
+                     "block, the documented sizes, the other blocks the puzzle declares)")
     if finding.stopped:
         budget = "their time limit" if finding.stopped == "time" else "the number of cases they may run"
-        lines.append(f"(the experiments stopped at {budget}, after {counted(finding.trials, 'case')}: a smaller "
-                     f"failing case may exist)")
+        left = ("a smaller failing case may exist" if not finding.minimal
+                else "not every case one change away was tried")
+        lines.append(f"(the experiments stopped at {budget}, after {counted(finding.trials, 'case')}: {left})")
     return [line for line in lines if line]

@@ -163,7 +163,8 @@ class DeclaredPuzzle:
             self.decls[name] = decl
             built.append(Case(name=name, dtype=decl.dtype, gpu_only=decl.gpu_only, documented=decl.documented,
                               tags=frozenset(tags), params=params, sizes={} if decl.shape else sizes,
-                              shape=decl.shape, titles=titles, labels=labels, blocked=blocked))
+                              shape=decl.shape, titles=titles, labels=labels, blocked=blocked,
+                              hidden_sizes=sizes if decl.shape else {}))
         return built
 
     def derive(self, case: Case, change: Mapping[str, Any]) -> Case:

@@ -53,6 +53,14 @@ class Case:
     labels: Mapping[str, str] = field(default_factory=dict)
     # each blocked size -> the parameter that blocks it ({"N": "BLOCK_N"}): where one block ends
     blocked: Mapping[str, str] = field(default_factory=dict)
+    # a case shown by its shapes keeps its named sizes here (out of `sizes`, the report and the hints
+    # that compare cases by size): what a block count or an experiment on the case needs
+    hidden_sizes: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def every_size(self) -> Mapping[str, int]:
+        """The case's named sizes, shown or not."""
+        return self.sizes or self.hidden_sizes
 
     @property
     def blocks(self) -> dict[str, int]:

@@ -188,15 +188,15 @@ def _experiment(puzzle, part, failing, kernels, source, device, seed, budget, ch
     from checker.experiment import run_experiment
 
     def run(case):
-        return run_case(puzzle, part, case, kernels, source, device, seed)
+        return run_case(puzzle, part, case, kernels, source, device, seed, diagnose=False)
 
     def fair(case) -> bool:
         key = (puzzle.key, part.name, case.name, device, seed)
         if key not in _FAIR:
             solution = _solution(puzzle)
             # without the reference solution (a student edition), a derived case is taken as fair
-            _FAIR[key] = solution is None or run_case(puzzle, part, case, solution[0], solution[1], device,
-                                                      seed)["status"] == "pass"
+            _FAIR[key] = solution is None or run_case(puzzle, part, case, solution[0], solution[1], device, seed,
+                                                      diagnose=False)["status"] == "pass"
         return _FAIR[key]
 
     from checker.diagnosis.literals import foreign_integers
