@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import signal
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -221,14 +222,16 @@ def around(puzzle: Puzzle, case: Case, written: Mapping[int, Any] = {}) -> Itera
 
 @contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise OutOfTime in this thread after `seconds` (where signals can: the main thread of a worker)."""
+    """Raise OutOfTime in this thread after `seconds`, where the alarm is ours to take: the main
+    thread, and no timer of someone else's running (the mutation tool's watchdog, pytest-timeout);
+    elsewhere the budget is checked between cases only."""
     def stop(signum, frame):  # noqa: ARG001
         raise OutOfTime()
-    try:
-        previous = signal.signal(signal.SIGALRM, stop)
-    except ValueError:  # not the main thread: the budget is checked between cases only
+    if (threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)):
         yield
         return
+    previous = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.01))
     try:
         yield
