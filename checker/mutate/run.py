@@ -80,6 +80,14 @@ class Outcome:
         named = [h["verdict"] for h in self.hints if h["verdict"] != "none"]
         return named or ["none"]
 
+    @property
+    def report_verdict(self) -> str:
+        """The report as a learner reads it, every sentence shown: "misleading" where any hint names
+        another class or asks only about others, whatever else is right; else "right", "candidates"
+        or "none" by the best hint."""
+        found = set(self.verdicts)
+        return next(v for v in ("misleading", "right", "candidates", "none") if v in found)
+
     def to_json(self) -> dict:
         m = self.mutant
         return {"id": m.id, "class": m.cls, "operator": m.operator, "kernel": m.kernel, "line": m.line,
