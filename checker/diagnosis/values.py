@@ -451,11 +451,16 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
         return share
     if bool((got == 0).all()) and bool((ref != 0).any()):
         # the store ran (the fill is gone) and stored zeros: what should have been added up never was
+        narrow = case is not None and case.dtype != "float32"
+        rounded = (f" Or, in this {case.dtype} case, is a difference computed from values rounded to {case.dtype} "
+                   f"(8 bits of mantissa for bfloat16): two values that agree to 2 or 3 digits round to the same "
+                   f"number, and their difference is 0." if narrow else "")
         return asking(f"every element of `{output.label}` is exactly 0: the stores ran, with nothing in them. Does "
                       f"the loop that builds the value run at all (its range: a bound that is 0 or below its start "
                       f"for these sizes), is the running value added to inside it (with a sum, not a max), does "
                       f"the load's mask let any lane through, and do its offsets reach the values (not a region of "
-                      f"zeros)?", "loop", "accumulate", "mask", "formula", "address", code="values.zero")
+                      f"zeros)?{rounded}", "loop", "accumulate", "mask", "formula", "address",
+                      *(("precision",) if narrow else ()), code="values.zero")
     dims = next((d for n, d in getattr(puzzle, "input_dims", {}).items()
                  if operands is not None and n in operands.values and tuple(operands.values[n].shape) == tuple(ref.shape)), ())
     return (_moved_hint(got, ref, scale, tol, reference.condition)
