@@ -183,6 +183,9 @@ def assert_causes(hints: list[dict], bug, text: str, named: bool = True) -> None
                                              f"{_classes(hints)}\n{text}")
     wrong = [h for h in hints if h["cause"] in bug.not_causes]
     assert not wrong, f"{bug.name}: a hint names {wrong[0]['cause']!r}, which would mislead:\n{_classes(wrong)}\n{text}"
+    if named and bug.code:  # the diagnosis that names it is the one it was pinned by (tests/bugs/pin_codes.py)
+        assert any(h.get("code") == bug.code and (h["cause"] in bug.classes or set(h["candidates"]) & set(bug.classes))
+                   for h in hints), f"{bug.name}: no hint of code {bug.code!r} names {bug.cause!r}:\n{_classes(hints)}\n{text}"
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())

@@ -115,18 +115,19 @@ def report_hints(report: Report, cls: str | tuple[str, ...]) -> list[dict]:
     once). A key the checker does not send yet counts as empty."""
     found: dict[tuple, dict] = {}
 
-    def add(text: str, cause: str, candidates: list, source: str, part: str, backend: str) -> None:
+    def add(text: str, cause: str, candidates: list, source: str, part: str, backend: str, code: str = "") -> None:
         if not text and not cause and not candidates:
             return
-        key = (source, cause, tuple(candidates))
+        key = (source, cause, tuple(candidates), code)
         if key not in found:
             found[key] = {"hint": text, "cause": cause, "candidates": list(candidates), "source": source,
-                          "part": part, "backend": backend, "verdict": verdict(cls, cause, list(candidates))}
+                          "part": part, "backend": backend, "code": code,
+                          "verdict": verdict(cls, cause, list(candidates))}
 
     for shown in report.shown():  # what the report shows, as decided once (checker/report/build.py)
         d = shown.diagnosis
         source = {"output": "comparison"}.get(shown.source, shown.source)
-        add(d.text, d.cause, list(d.candidates), source, shown.part, shown.backend)
+        add(d.text, d.cause, list(d.candidates), source, shown.part, shown.backend, d.code)
     return list(found.values())
 
 
