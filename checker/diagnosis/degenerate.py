@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from checker.diagnosis.model import NO_HINT, Diagnosis, asking
+from checker.diagnosis.model import NO_HINT, Diagnosis, asking, certain
 from checker.evidence.compare import matches
 from checker.puzzle.model import Tolerance
 
@@ -50,6 +50,16 @@ def degenerate_hint(label: str, got: torch.Tensor, ref: torch.Tensor, inputs: di
         return NO_HINT
     value = constant_value(got, ref)
     if value is not None:
+        flat = ref.reshape(-1)
+        allowed = tol.atol * scale + tol.rtol * flat.abs()
+        same = ((flat - value).abs() <= allowed).nonzero().reshape(-1).tolist()
+        if len(same) == 1:
+            # one element's answer everywhere: every lane computed it from that element's inputs
+            at = _index(same[0], tuple(ref.shape))
+            return certain(f"every element of `{label}` holds {value:.6g}, the value expected at {at}: every lane "
+                           f"computed the answer of that one element, from its inputs. Is an offset missing from a "
+                           f"load (a pointer with no + offsets: every lane reads the same element)?", "address",
+                           code="values.one_element", subject=label, data={"value": value, "at": list(at)})
         return asking(f"every element of `{label}` is the same number, {value:.6g}, where the expected values differ: "
                       f"the kernel stores one value everywhere. Is what it stores computed from the loaded data at "
                       f"all — a reduction that ran over no lanes (a mask or a loop that lets none through), a running "
@@ -63,6 +73,14 @@ def degenerate_hint(label: str, got: torch.Tensor, ref: torch.Tensor, inputs: di
                       f"and does the store write the result, not the input?", "formula", "address",
                       code="values.passed_through", subject=label, data={"input": source})
     return NO_HINT
+
+
+def _index(flat: int, shape: tuple) -> list[int]:
+    found = []
+    for n in reversed(shape):
+        found.append(flat % n)
+        flat //= n
+    return found[::-1]
 
 
 def degenerate(got: torch.Tensor, ref: torch.Tensor, inputs: dict, scale: float, tol: Tolerance,
