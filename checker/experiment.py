@@ -34,6 +34,8 @@ from checker.puzzle.model import Case, Puzzle
 # seconds are a safety net for a derived case that runs far longer than the declared ones.
 SHRINK_TRIALS = 20     # derived cases run while shrinking, per part
 NEIGHBOUR_TRIALS = 12  # then, looking for the nearest cases that pass
+REPEATS = (1, 2)       # the seeds (offsets from the check's) a pair is run again on: it must hold on each
+REPEAT_TRIALS = 10     # runs those repeats may take
 BUDGET_S = 6.0         # seconds of experiments a failing check may take at most, its parts together
 NO_EXPERIMENT = ("not_implemented", "compile", "stub", "gpu_fault")  # failures no other case would explain
 
@@ -57,7 +59,7 @@ class Experiment:
     """One part's experiment: shrink from `start`, then look for the passing neighbours."""
     puzzle: Puzzle
     start: Case
-    run: Callable[[Case], dict]                  # the learner's kernels on a case -> its case_result
+    run: Callable[[Case, int], dict]             # the learner's kernels on (a case, a seed offset) -> its result
     fair: Callable[[Case], bool]                 # the reference solution passes the case
     budget: float = BUDGET_S
     written: Mapping[int, Any] = field(default_factory=dict)  # integers the learner's kernels write
@@ -72,6 +74,8 @@ class Experiment:
         self.smallest_case = self.start
         self.smallest_result: dict | None = None
         self.done: dict[str, Trial] = {}         # derived case name -> its trial
+        self.chain: list[Trial] = []             # the failing cases the shrinking kept, in order
+        self.repeated: dict[tuple[str, int], bool | None] = {}  # (case, seed offset) -> failed there
 
     # -- running one derived case ---------------------------------------------------------------
     def trial(self, change: Mapping[str, Any]) -> Trial | None:
@@ -91,7 +95,7 @@ class Experiment:
         self.allowed -= 1
         try:
             with _time_limit(self.deadline - time.perf_counter()):
-                result = self.run(case)
+                result = self.run(case, 0)
                 verdict = "pass" if result.get("status") == "pass" else "fail"
                 if verdict == "fail" and not self.fair(case):
                     verdict = "unfair"
@@ -117,13 +121,36 @@ class Experiment:
                     break
                 if found.verdict == "fail":
                     change, case = found.change, found.case
-                    self.smallest_result = found.result
+                    self.chain.append(found)
                     break
             else:
                 break  # no simpler change fails: the case is minimal
             if self.stopped:
                 break
-        self.smallest, self.smallest_case = change, case
+        # a failure that does not hold on other inputs of the same sizes is the inputs' chance (one
+        # random value near 0 in a row of one): step back to the last one that holds
+        self.allowed = REPEAT_TRIALS
+        while self.chain and not all(self.repeat(self.chain[-1].case, offset) for offset in REPEATS):
+            self.chain.pop()
+        if self.chain:
+            self.smallest, self.smallest_case = self.chain[-1].change, self.chain[-1].case
+            self.smallest_result = self.chain[-1].result
+
+    def repeat(self, case: Case, offset: int) -> bool | None:
+        """Whether the case fails on the inputs of another seed (None: not run, the budget is spent)."""
+        key = (case.name, offset)
+        if key not in self.repeated:
+            if self.allowed <= 0 or time.perf_counter() >= self.deadline:
+                self.stopped = self.stopped or ("trials" if self.allowed <= 0 else "time")
+                return None
+            self.allowed -= 1
+            try:
+                with _time_limit(self.deadline - time.perf_counter()):
+                    self.repeated[key] = self.run(case, offset).get("status") != "pass"
+            except OutOfTime:
+                self.stopped = self.stopped or "time"
+                return None
+        return self.repeated[key]
 
     def neighbours(self) -> list[dict]:
         """The single changes of the smallest failing case that pass, the nearest per property."""
@@ -140,8 +167,15 @@ class Experiment:
                 break
             if trial.verdict == "pass":
                 found[prop] = (distance, {"property": prop, "change": _jsonable(step), "case": trial.case.name,
-                                          "dims": trial.case.dims, "dtype": trial.case.dtype})
-        return [entry for _, entry in found.values()]
+                                          "dims": trial.case.dims, "dtype": trial.case.dtype, "_case": trial.case})
+        # a pass that does not hold on other inputs is no pair: each one shown is run again
+        self.allowed = REPEAT_TRIALS
+        kept = []
+        for _, entry in sorted(found.values(), key=lambda item: item[0]):
+            case = entry.pop("_case")
+            if all(self.repeat(case, offset) is False for offset in REPEATS):
+                kept.append(entry)
+        return kept
 
     def report(self, part: str) -> dict:
         """The experiment as the worker sends it (JSON)."""

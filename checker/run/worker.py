@@ -187,8 +187,8 @@ def _experiment(puzzle, part, failing, kernels, source, device, seed, budget, ch
     from checker.case import run_case
     from checker.experiment import run_experiment
 
-    def run(case):
-        return run_case(puzzle, part, case, kernels, source, device, seed, diagnose=False)
+    def run(case, offset: int = 0):
+        return run_case(puzzle, part, case, kernels, source, device, seed + offset, diagnose=False)
 
     def fair(case) -> bool:
         key = (puzzle.key, part.name, case.name, device, seed)
