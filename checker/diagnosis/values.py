@@ -365,14 +365,6 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
         return Diagnosis(f"{elements} Inf where the expected value is beyond float16's range (up to "
                     f"{float(ref[bad].abs().max()):.4g}; float16 holds at most 65 504): a value or a running sum "
                     f"was kept in float16. Keep it in fp32 (tl.float32) until the final store.", "precision", code="values.nonfinite")
-    if evidence.minus_inf and bool(got[bad].isnan().all()):
-        return asking(f"{elements} NaN, computed by the kernel, and the kernel writes −inf (a load's other=, a running "
-                      f"max's start, a tl.full): a lane that holds −inf where −inf is subtracted from it computes "
-                      f"−inf − (−inf) = NaN, and exp or a sum spreads it. A lane that is padding in every block it "
-                      f"sees (a row shorter than the block, a lane past the end in every chunk) keeps its max at −inf: "
-                      f"is it kept out of x − max (tl.where(lane valid, x − m, −inf), or a max that starts finite)? "
-                      f"Or: a division by zero (a sum over no lanes), an overflow?",
-                      "stability", "fill", "mask", "formula", code="values.nonfinite_minus_inf")
     if evidence.input_peak >= LARGE_INPUT:
         return asking(f"{elements} NaN or Inf, and this case's inputs are large (up to {evidence.input_peak:.4g}). "
                       f"Does the formula overflow with them: exp of a large number (fp32 overflows past exp(88.7)), "
@@ -381,6 +373,14 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
                       f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
                       f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop", code="values.nonfinite")
+    if evidence.minus_inf and bool(got[bad].isnan().all()):
+        return asking(f"{elements} NaN, computed by the kernel, and the kernel writes −inf (a load's other=, a running "
+                      f"max's start, a tl.full): a lane that holds −inf where −inf is subtracted from it computes "
+                      f"−inf − (−inf) = NaN, and exp or a sum spreads it. A lane that is padding in every block it "
+                      f"sees (a row shorter than the block, a lane past the end in every chunk) keeps its max at −inf: "
+                      f"is it kept out of x − max (tl.where(lane valid, x − m, −inf), or a max that starts finite)? "
+                      f"Or: a division by zero (a sum over no lanes), an overflow?",
+                      "stability", "fill", "mask", "formula", code="values.nonfinite_minus_inf")
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
