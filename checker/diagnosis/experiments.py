@@ -92,8 +92,9 @@ def settings(case: Case, puzzle: Puzzle) -> str:
     words = [f"{k}={v}" for k, v in sizes.items()]
     words += [f"{k}={v}" for k, v in case.params.items() if k in case.blocks or k.startswith("BLOCK")]
     if "recipe" in case.tags:
-        own = case.name.rsplit(" (", 1)[-1].rstrip(")") if " (" in case.name else "its own inputs"
-        words.append(f"inputs: {own}")
+        # a derived case is named "<sizes, blocks> (<the declared case's name>)", a declared one by its name
+        own = case.name.split(" (", 1)[1][:-1] if case.name.endswith(")") and " (" in case.name else case.name
+        words.append(f"inputs of “{own}”")
     text = ", ".join(words)
     return text if case.dtype == "float32" else f"{text}, {case.dtype}"
 
