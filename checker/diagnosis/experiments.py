@@ -124,10 +124,8 @@ def why_it_differs(n: Neighbour, finding: Finding, puzzle: Puzzle) -> str:
     """What is true of the passing neighbour and not of the failing case, in facts: blocks, the
     documented value, a number the kernels write. '' where there is nothing more to say than the values."""
     f, p = finding.smallest, n.case
-    if n.prop == "dtype":
-        return f"the same case in {n.after} passes: only the {n.before} case fails"
-    if n.prop == "inputs":
-        return "with the puzzle's plain random inputs it passes: this case's own inputs decide it"
+    if n.prop in ("dtype", "inputs"):
+        return ""  # the sentence itself says it
     facts = []
     block_f, block_p = f.block_of(n.prop), p.block_of(n.prop)
     if isinstance(n.before, int) and isinstance(n.after, int) and block_f and block_p:
@@ -168,10 +166,15 @@ def sentences(finding: Finding, puzzle: Puzzle) -> list[str]:
             + (f" — {what}" if what else ""))
     lines = [head]
     for n in finding.passing[:SHOWN_NEIGHBOURS]:
+        if n.prop == "dtype":
+            lines.append(f"the same case in {n.after} passes: only the {n.before} case fails")
+            continue
+        if n.prop == "inputs":
+            lines.append("it passes with the puzzle's plain random inputs (only the inputs changed): this case's own "
+                         "inputs decide it")
+            continue
         why = why_it_differs(n, finding, puzzle)
-        change = (f"in {n.after}" if n.prop == "dtype" else "with the plain inputs" if n.prop == "inputs"
-                  else f"with {n.prop}={n.after}")
-        lines.append(f"it passes {change} (only {n.prop} changed)" + (f": {why}" if why else ""))
+        lines.append(f"it passes with {n.prop}={n.after} (only {n.prop} changed)" + (f": {why}" if why else ""))
     if not finding.passing and finding.searched:
         lines.append("no case one change away from it that the checker tried passes (sizes toward 1, a whole "
                      "block, the documented sizes, the other blocks the puzzle declares)")
