@@ -154,6 +154,7 @@ def _sanitizer():
 
 
 ATOMIC_CALL = re.compile(r"\btl\.atomic_(add|max|min|and|or|xor)\s*\(")
+MINUS_INF = re.compile(r"-\s*float\(\s*[\"']inf[\"']\s*\)|float\(\s*[\"']-inf[\"']\s*\)|-\s*(math|np|numpy)\.inf\b")
 
 
 def _written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[str]]:
@@ -205,7 +206,8 @@ def _evidence(part: Part, memory: MemoryEvidence | None, source: KernelSource, i
     """What the launch did besides its values: what the sanitizer saw where it ran, else the text."""
     peaks = [float(v.detach().abs().max()) for v in inputs.values()
              if torch.is_tensor(v) and v.is_floating_point() and v.numel()]
-    evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)), input_peak=max(peaks, default=0.0))
+    evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)), input_peak=max(peaks, default=0.0),
+                        minus_inf=bool(MINUS_INF.search(source.text)))
     evidence.kinds = _written_by_text(source, [o.name for o in part.outputs])
     if memory is not None:
         evidence.sanitized = True
@@ -270,9 +272,10 @@ REFERENCES = ReferenceCache()
 
 
 def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSource, device: str,
-             seed: int, on_launch=None) -> dict:
+             seed: int, on_launch=None, diagnose: bool = True) -> dict:
     """on_launch: called right before the kernels run (the runner times only them against --timeout).
-    A case's float64 reference (autograd and the known-bug variants) comes from REFERENCES."""
+    A case's float64 reference (autograd and the known-bug variants) comes from REFERENCES.
+    diagnose: False for a verdict and its numbers alone, no hints (an experiment's case: checker/experiment.py)."""
     result = _case_header(case, part)
     clock = [time.perf_counter()]
     inputs = puzzle.make_inputs(case, device, seed)  # fresh for every part: a kernel may mutate them
@@ -311,8 +314,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
             raise
         error = error_event(exc, source)
         fatal = device == "cuda" and error["kind"] == "gpu_fault"
-        return {**result, "status": "error", "error": error, "fatal": fatal,
-                **literals.source_facts(puzzle, part, case, source.text, compared=False)}
+        facts = literals.source_facts(puzzle, part, case, source.text, compared=False) if diagnose else {}
+        return {**result, "status": "error", "error": error, "fatal": fatal, **facts}
 
     mutated = _mutated_inputs(before, inputs)
     comparisons, maps, evidence, operands = [], {}, None, None
@@ -332,7 +335,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         diagnosis, ruled_out = NO_HINT, []
         comparison = compare(output.label, got, ref, reference.scales[output.name], tol,
                              unwritten, reference.condition, _terms(reference, output))
-        if not comparison.ok:
+        if not comparison.ok and diagnose:
             if evidence is None:
                 evidence = _evidence(part, memory, source, before)
                 evidence.unwritten = _unwritten_counts(part, produced, poisoned)
@@ -354,7 +357,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
-    hints = _address_hints(memory, source) if not ok else []
+    hints = _address_hints(memory, source) if not ok and diagnose else []
     if mutated:
         hints.append(certain(f"the kernel changed its inputs: {', '.join(mutated)}. Inputs are read-only (the "
                              f"caller still needs them: a backward reads what the forward read); write only to the "
@@ -367,7 +370,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     clock.append(time.perf_counter())
     # seconds per phase: inputs + autograd reference, the kernels (compilation included), comparing
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
-    if not ok:
+    if not ok and diagnose:
         result.update(literals.source_facts(puzzle, part, case, source.text))
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,
             "accesses": seen,  # what the kernels did to each output (load, store, atomic), where known

@@ -153,8 +153,10 @@ def assert_reasons(text: str, reasons: tuple, not_words: tuple, name: str, kerne
         assert any(r.lower() in body.lower() for r in alternatives), (
             f"{name}: the report should say one of {alternatives}:\n{text}")
     # nor do the case names (which may name a block parameter) on the case and "not run" lines mislead
+    # nor does the experiment's smallest failing case, whose settings name the blocks it ran with
     hints = "\n".join(line for line in body.split("\n")
-                      if not _case_line(line, cases) and not line.startswith("Not run here:"))
+                      if not _case_line(line, cases) and not line.startswith("Not run here:")
+                      and not line.strip().startswith("smallest failing case:"))
     for wrong in not_words:
         # from a word's start: "race" is not in "traceback"
         assert not re.search(rf"(?<![A-Za-z_]){re.escape(wrong)}", hints, re.I), f"{name}: misleading hint {wrong!r}:\n{text}"
@@ -183,6 +185,9 @@ def assert_causes(hints: list[dict], bug, text: str, named: bool = True) -> None
                                              f"{_classes(hints)}\n{text}")
     wrong = [h for h in hints if h["cause"] in bug.not_causes]
     assert not wrong, f"{bug.name}: a hint names {wrong[0]['cause']!r}, which would mislead:\n{_classes(wrong)}\n{text}"
+    if named and bug.code:  # the diagnosis that names it is the one it was pinned by (tests/bugs/pin_codes.py)
+        assert any(h.get("code") == bug.code and (h["cause"] in bug.classes or set(h["candidates"]) & set(bug.classes))
+                   for h in hints), f"{bug.name}: no hint of code {bug.code!r} names {bug.cause!r}:\n{_classes(hints)}\n{text}"
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())

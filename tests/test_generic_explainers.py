@@ -74,15 +74,28 @@ def _case(d: int, *tags: str) -> Case:
     return Case(f"D={d}", tags=frozenset(tags), sizes={"D": d, "L": 8})
 
 
+def _pair(failing: Case, passing: Case, prop: str):
+    from checker.diagnosis.experiments import Finding, Neighbour
+    return Finding("forward", "", failing, None, (Neighbour(prop, passing, failing.sizes[prop], passing.sizes[prop]),),
+                   True, "", 2, 0.0, True)
+
+
 def test_a_size_every_passing_case_shares_asks_whether_it_is_written_in():
     puzzle = SimpleNamespace(summary_patterns=())
-    hint = same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16), _case(16)])
+    shown = _pair(_case(24), _case(16), "D")
+    hint = same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16), _case(16)], shown)
     assert hint.code == "cases.same_size" and hint.candidates == ("hardcoded",)
+    # where the experiment passed by changing another size, the shared value is a correlation only
+    other = Case("D=24, L=4", sizes={"D": 24, "L": 4})
+    from checker.diagnosis.experiments import Finding, Neighbour
+    elsewhere = Finding("forward", "", _case(24), None, (Neighbour("L", other, 8, 4),), True, "", 2, 0.0, True)
+    assert same_size(puzzle, [_case(24), _case(32)], [_case(16), _case(16), _case(16)], elsewhere) is None
 
 
 def test_a_size_shared_only_where_a_kind_of_case_splits_them_too_is_no_evidence():
     puzzle = SimpleNamespace(summary_patterns=())
-    assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16), _case(16)]) is None
+    shown = _pair(_case(24, "tail"), _case(16), "D")
+    assert same_size(puzzle, [_case(24, "tail"), _case(40, "tail")], [_case(16), _case(16), _case(16)], shown) is None
 
 
 def test_an_error_that_is_an_input_times_a_constant_is_a_term_with_the_wrong_coefficient():
@@ -116,5 +129,7 @@ def test_a_pattern_holds_only_where_a_case_outside_it_that_is_not_trivial_passes
     failing = (Case("N=40", tags=frozenset({"wide"}), sizes={"M": 4, "N": 40}), {"status": "fail"})
     one_row = (Case("M=1, N=8", tags=frozenset({"single", "trivial"}), sizes={"M": 1, "N": 8}), {"status": "pass"})
     one_block = (Case("M=4, N=8", sizes={"M": 4, "N": 8}), {"status": "pass"})
-    assert summary_hints(puzzle, [failing, one_row]) == []
-    assert [d.code for d in summary_hints(puzzle, [failing, one_row, one_block])] == ["cases.wide"]
+    from checker.diagnosis.experiments import Finding, Neighbour
+    shown = Finding("forward", "", failing[0], None, (Neighbour("N", one_block[0], 40, 8),), True, "", 2, 0.0, True)
+    assert summary_hints(puzzle, [failing, one_row], shown) == []
+    assert [d.code for d in summary_hints(puzzle, [failing, one_row, one_block], shown)] == ["cases.wide"]

@@ -18,7 +18,7 @@ FLOORS = [  # bottom first: (floor name, module prefixes)
     ("declarations and evidence", ("checker.specs", "checker.evidence")),
     ("finding puzzles, explaining evidence", ("checker.registry", "checker.diagnosis")),
     ("instruments", ("checker.interpreter",)),
-    ("one case", ("checker.case",)),
+    ("one case", ("checker.case", "checker.experiment")),
     ("runs and reports", ("checker.run", "checker.report", "checker.bench", "checker.history")),
     ("faces", ("checker.cli", "checker.notebook", "checker.server", "checker.stubs", "checker.new", "checker.reset",
                "checker.open_notebooks",

@@ -147,13 +147,13 @@ def _report(results: list, hints: list | None = None) -> Report:
 
 def test_hints_are_read_from_comparisons_errors_and_the_report_missing_keys_as_empty():
     results = [
-        {"part": "forward", "status": "fail", "comparisons": [
-            {"ok": False, "hint": "12 of 40 elements were never written", "cause": "mask", "candidates": []},
-            {"ok": False, "hint": "old style, no class"}, {"ok": True}]},
-        {"part": "forward", "status": "fail", "comparisons": [
-            {"ok": False, "hint": "3 of 40 elements were never written", "cause": "mask", "candidates": []}]},
-        {"part": "forward", "status": "error", "error": {"message": "Out-of-bounds load", "kind": "out_of_bounds",
-                                                          "candidates": ["mask", "address"]}},
+        {"part": "forward", "case": "N=40", "status": "fail", "comparisons": [
+            {"label": "y", "ok": False, "hint": "12 of 40 elements were never written", "cause": "mask", "candidates": []},
+            {"label": "z", "ok": False, "hint": "old style, no class"}, {"label": "w", "ok": True}]},
+        {"part": "forward", "case": "N=41", "status": "fail", "comparisons": [
+            {"label": "y", "ok": False, "hint": "3 of 40 elements were never written", "cause": "mask", "candidates": []}]},
+        {"part": "forward", "case": "N=42", "status": "error",
+         "error": {"message": "Out-of-bounds load", "kind": "out_of_bounds", "candidates": ["mask", "address"]}},
     ]
     across = [{"part": "forward", "backend": "Interpreter (CPU)", "hint": "only wide rows fail", "cause": "loop",
                "candidates": []}]

@@ -1,5 +1,6 @@
-"""The text, HTML and JSON reports are renderings of one typed report: built once from a failing
-check, each diagnosis the arbitration shows is said by all three, with the same cause and code."""
+"""The text, HTML and JSON reports are renderings of one typed report, decided once
+(checker/report/build.py): each diagnosis it shows is said by all three, with the same cause and
+code, and so is its experiment (the smallest failing case); no reader decides again."""
 from __future__ import annotations
 
 import html
@@ -9,7 +10,6 @@ import re
 import pytest
 
 from checker import registry
-from checker.diagnosis import arbitrate
 from checker.report import html as report_html
 from checker.report import json as report_json
 from checker.report.model import OutputResult, Report
@@ -45,17 +45,8 @@ def _report(key: str, part: str, old: str, new: str):
 
 
 def _shown(report):
-    """(diagnosis, where it belongs) for every diagnosis the arbitration lets a learner see."""
-    found, stories = [], arbitrate.Stories()
-    for case in report.cases:
-        left = stories.read(case)
-        if case.status == "error":
-            continue
-        cut = arbitrate.sharper(case.diagnoses)
-        found += [(o.diagnosis, "output") for o in case.outputs
-                  if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, cut) and o.label not in left]
-        found += [(d, "case") for d in case.diagnoses if d]
-    return found + [(d, "summary") for _, _, d in report.summaries]
+    """(diagnosis, where it belongs) for every diagnosis the report shows (an error's is its message)."""
+    return [(s.diagnosis, s.source) for s in report.shown() if s.source != "error"]
 
 
 def _plain(markup: str) -> str:
@@ -93,10 +84,40 @@ def test_text_html_and_json_say_the_same_diagnoses(key, part, old, new):
             assert any(j["error"] == c.error["message"] for j in entry["cases"])
 
 
+@pytest.mark.parametrize(("key", "part", "old", "new"), FAILING[:2], ids=[f[0] for f in FAILING[:2]])
+def test_the_smallest_failing_case_is_in_the_text_the_html_and_the_json(key, part, old, new):
+    puzzle, report = _report(key, part, old, new)
+    [experiment] = report.experiments
+    entry = report_json.report_entry(puzzle, "kernels.py", report)
+    assert "smallest failing case" in report.text
+    assert "smallest failing case" in _plain(report_html.to_html(report))
+    [found] = entry["experiments"]
+    assert found["summary"].startswith("smallest failing case: ") and found["nearest_passing"]
+    assert found["smallest_failing_case"] == experiment["smallest_failing_case"]
+
+
+# the modules that read a report; checker/report/build.py alone calls the rules that decide it
+READERS = ["checker/report/text.py", "checker/report/html.py", "checker/report/json.py", "checker/grade",
+           "checker/mutate", "checker/notebook.py", "checker/cli.py", "checker/history", "tests/bugs/measure.py"]
+DECIDING = ("arbitrate", "summary_hints", "Stories(", "keeps_pattern", "experiments.read(")
+
+
+def test_no_reader_decides_what_the_report_shows_again():
+    """The text, the HTML, the JSON, the gradebook, the mutation tool and the corpus measure render or
+    score what the builder decided; none imports the rules or applies them itself."""
+    found = []
+    for reader in READERS:
+        path = REPO_ROOT / reader
+        for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            text = file.read_text(encoding="utf-8")
+            found += [f"{file.relative_to(REPO_ROOT)}: {word}" for word in DECIDING if word in text]
+    assert not found, "\n".join(found)
+
+
 def test_every_diagnosis_has_a_code_and_the_json_names_the_schema_version():
     puzzle, report = _report(*FAILING[0])
     assert all(d.code for d in report.diagnoses() if d.text and not d.text.startswith("test"))
-    assert report_json.document([]).get("schema") == "triton-gpu-puzzles/report/2"
+    assert report_json.document([]).get("schema") == "triton-gpu-puzzles/report/3"
 
 
 OOB_PARAGRAPH = "the checker stopped it before memory was touched"  # the out-of-bounds paragraph's end
@@ -116,7 +137,8 @@ def test_an_out_of_bounds_diagnosis_repeated_across_cases_is_said_once_then_a_li
     for n in (1, 33, 100, 1000, 50):
         assert line.format(n) in report.text, report.text
     other = report.text.split("The other cases:\n")[1].split("\n\n")[0].split("\n")
-    assert len(other) <= 25, "\n".join(other)   # a line per case and per folded error, a hint across cases
+    # a line per case and per folded error, the experiment (three lines), a hint across cases
+    assert len(other) <= 28, "\n".join(other)
     # the fault's message names its place: no second "at" line under it
     assert "at `add_vectors_kernel`, kernels.py, line 25: x = tl.load" not in report.text
     # no mask at all: one diagnosis for all eight cases, said once

@@ -1,5 +1,9 @@
 """Hints that only show across cases: exactly the cases of one kind fail (non-power-of-two widths,
-wide rows, bf16, ...). Which cases fail is weak evidence, so these hints keep to their premise:
+wide rows, bf16, ...). Which of the declared cases fail is a correlation: they differ in several
+properties at once, and one of them always separates the failing from the passing by chance. So a
+claim of this kind is shown only where an experiment shows it (checker/diagnosis/experiments.py: a
+failing case and a passing one that differ in exactly the property the claim names); and it keeps
+to its premise:
 
 - the failing cases are all of the pattern's kind, enough of that kind fail (coverage), and cases
   of other kinds pass;
@@ -15,6 +19,7 @@ Pure Python, so the report can use it without torch.
 from __future__ import annotations
 
 from checker.diagnosis import arbitrate
+from checker.diagnosis.experiments import Finding
 from checker.diagnosis.model import Diagnosis, Strength, asking
 from checker.puzzle.model import Case, Puzzle
 
@@ -26,40 +31,66 @@ def trivial(case: Case) -> bool:
     return "trivial" in case.tags
 
 
-def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diagnosis]:
-    """results: (case, its case_result event). The most specific one (fewest cases of its kind):
-    a second, broader pattern over the same failures only adds a question that pulls elsewhere.
-    A pattern holds only where a case outside it that is not trivial passes: where only trivial
-    cases pass, what fails is every case a slip in the formula can break, whatever its kind. And
-    a size every passing case shares and every failing case lacks (same_size), beside it."""
+def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], finding: Finding | None = None) -> list[Diagnosis]:
+    """results: (case, its case_result event); finding: the part's experiment (None: none ran, and
+    no claim across cases is shown). The most specific pattern (fewest cases of its kind) that the
+    experiment shows: a second, broader one over the same failures only adds a question that pulls
+    elsewhere. Beside it: a number the experiment found written into the kernel, and the facts
+    about the code (a documented size written in, a 16-bit type the solution does not use)."""
     failing = [(case, r) for case, r in results if r.get("status") != "pass"]
     passing = [case for case, r in results if r.get("status") == "pass"]
     if not failing:
         return []
-    shown = _patterns(puzzle, results, failing, passing) if passing else []
-    written = [d for d in (number_written_in([r for _, r in failing]), narrowed([r for _, r in failing])) if d]
+    shown = _patterns(puzzle, results, failing, passing, finding) if passing and finding else []
+    written = [d for d in (written_number_passes(finding), number_written_in([r for _, r in failing]),
+                           narrowed([r for _, r in failing])) if d][:2]
     if not shown:
-        # every case fails but the trivial ones (and a few with special inputs): no kind of case
-        # explains it, the arithmetic may
+        # every case fails but the trivial ones (and a few with special inputs), and no case the
+        # experiment made one change away passes: no kind of case explains it, the arithmetic may
         everywhere = every_case_fails(results)
-        if everywhere:
+        if everywhere and not _contradicts_everywhere(finding):
             kept = [everywhere] if arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
             return kept + written
-    if not shown and passing:
-        # the narrower splits, where no pattern above holds
+    if not shown and passing and finding:
+        # the narrower splits, where no pattern above holds, each where the experiment shows it;
         # where two of them hold, the cases cannot tell which: both are shown, each a question
-        shown += [found for found in (only_float32_fails(results), blocks_differ(results),
-                                      past_documented(puzzle, results), one_size_for_another(results))
+        shown += [found for found in (blocks_differ(results, finding), past_documented(puzzle, results, finding),
+                                      one_size_for_another(results, finding))
                   if found and arbitrate.keeps_pattern(found, [r for _, r in failing])][:2]
     return shown + written
 
 
-def _patterns(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, passing: list[Case]) -> list[Diagnosis]:
-    """The puzzle's patterns that hold (the most specific), a size the passing cases share, and NaN
-    exactly where a size fits in one block."""
+def _contradicts_everywhere(finding: Finding | None) -> bool:
+    """The experiment found a case one change from the smallest failing one that passes, and is not
+    trivial: a slip in the arithmetic would break it too."""
+    return finding is not None and any("trivial" not in n.case.tags for n in finding.passing)
+
+
+def written_number_passes(finding: Finding | None) -> Diagnosis | None:
+    """The smallest failing case passes with a size set to a number the kernels write (that the
+    solution's do not): the number stands where the size belongs. An experiment, so it asks with
+    the line."""
+    if finding is None:
+        return None
+    for n in finding.passing:
+        where = finding.written.get(str(n.after)) if isinstance(n.after, int) else None
+        if where and n.prop not in ("dtype", "inputs") and n.prop not in finding.smallest.params:
+            kernel, line = where[0]
+            return asking(f"with {n.prop} = {n.after} the smallest failing case passes, and {n.after} is a number "
+                          f"written on line {line} of `{kernel}`: is {n.prop} written into the kernel as a number? "
+                          f"The kernel receives {n.prop} as an argument; use it.", "hardcoded",
+                          code="experiment.written_number", strength=Strength.FIT,
+                          data={"size": n.prop, "value": n.after, "line": line})
+    return None
+
+
+def _patterns(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, passing: list[Case],
+              finding: Finding) -> list[Diagnosis]:
+    """The puzzle's patterns that hold and that the experiment shows (the most specific), a size the
+    passing cases share, and NaN exactly where a size fits in one block."""
     found = []
     for pattern in puzzle.summary_patterns:
-        if not arbitrate.keeps_pattern(pattern, [r for _, r in failing]):
+        if not arbitrate.keeps_pattern(pattern, [r for _, r in failing]) or not finding.confirms(pattern.selects):
             continue
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"
@@ -67,7 +98,7 @@ def _patterns(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, p
                 and any(not pattern.selects(c) and not trivial(c) for c in passing)):
             found.append((len(selected), pattern.diagnosis))
     shown = arbitrate.most_specific(found)
-    shared = same_size(puzzle, [c for c, _ in failing], passing)
+    shared = same_size(puzzle, [c for c, _ in failing], passing, finding)
     if shared and not any(d.code == "cases.not_documented" for d in shown):
         shown.append(shared)
     empty = one_block_nonfinite(results)
@@ -103,7 +134,7 @@ def one_block_nonfinite(results: list[tuple[Case, dict]]) -> Diagnosis | None:
     return None
 
 
-def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case]) -> Diagnosis | None:
+def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case], finding: Finding) -> Diagnosis | None:
     """Every passing case has size S = v (three at least, and not all trivial), and every failing case
     (two at least) has another S: a number written into the kernel where S belongs? (Two passing
     cases that share a size share it by chance too often: p31's two cases with S = 32.)"""
@@ -121,6 +152,9 @@ def same_size(puzzle: Puzzle, failing: list[Case], passing: list[Case]) -> Diagn
         value = next(iter(values))
         if value is None or value == 1 or any(c.sizes.get(name) == value for c in failing):
             continue
+        shown = finding.neighbour(name)
+        if shown is None or shown.after != value:
+            continue  # the experiment did not pass by setting it to that value
         others = sorted({c.sizes.get(name) for c in failing if c.sizes.get(name) is not None})
         return asking(f"every case with {name} = {value} passes, and every case with another {name} "
                       f"({', '.join(map(str, others[:4]))}{', …' if len(others) > 4 else ''}) fails: is {name} — "
@@ -206,30 +240,7 @@ def every_case_fails(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                   data={"outputs": always, "typical": typical})
 
 
-def only_float32_fails(results: list[tuple[Case, dict]]) -> Diagnosis | None:
-    """Only float32 cases fail (two at least and half of them, on their values alone, each wrong
-    element off by a small fraction of itself), and a bfloat16 case that is not trivial passes: a
-    value rounded to bf16 or fp16 between the loads and the store, which bf16 inputs cannot show
-    (or a small slip in the formula, inside bf16's looser tolerance)."""
-    failing = [r for c, r in results if r.get("status") != "pass"]
-    if (len(failing) < 2 or not all(_clean_failure(r) for r in failing)
-            or any(c.dtype != "float32" for c, r in results if r.get("status") != "pass")):
-        return None
-    bf16_passing = [c for c, r in results if c.dtype == "bfloat16" and r.get("status") == "pass" and not trivial(c)]
-    float32 = [c for c, r in results if c.dtype == "float32" and not trivial(c)]
-    typical = _typical_error(failing)
-    if not bf16_passing or 2 * len(failing) < len(float32) or typical > ROUNDING:
-        return None
-    return asking(f"only float32 cases fail, each wrong element off by a small fraction of itself (about "
-                  f"{100 * typical:.2g} %), and the bfloat16 cases pass: is a value rounded to bfloat16 or float16 on "
-                  f"the way — an input converted to a narrower type after its load, a product or a sum kept in one? "
-                  f"bf16 inputs hide such a rounding (they carry no more digits than it keeps): keep float32 from "
-                  f"the loads to the store. (bf16's looser tolerance hides a small slip in the formula too.)",
-                  "precision", "formula", code="cases.float32", strength=Strength.PATTERN,
-                  data={"typical": typical})
-
-
-def blocks_differ(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+def blocks_differ(results: list[tuple[Case, dict]], finding: Finding) -> Diagnosis | None:
     """Every failing case has two block sizes that differ (two failing cases at least), and every case
     that is not trivial where those two are equal passes (two at least): one block size used where
     the other belongs (a loop stepping by BLOCK_M over blocks of BLOCK_K columns), which equal
@@ -244,7 +255,8 @@ def blocks_differ(results: list[tuple[Case, dict]]) -> Diagnosis | None:
         for b in names[i + 1:]:
             equal = [(c, r) for c, r in results if not trivial(c) and c.params[a] == c.params[b]]
             if (len(equal) >= 2 and all(r.get("status") == "pass" for _, r in equal)
-                    and all(c.params[a] != c.params[b] for c in failing)):
+                    and all(c.params[a] != c.params[b] for c in failing)
+                    and finding.confirms(lambda c, a=a, b=b: c.params[a] != c.params[b])):
                 found.append((len(equal), a, b))
     if not found:
         return None
@@ -259,7 +271,7 @@ def blocks_differ(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                   data={"blocks": [list(p) for p in pairs]})
 
 
-def past_documented(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> Diagnosis | None:
+def past_documented(puzzle: Puzzle, results: list[tuple[Case, dict]], finding: Finding) -> Diagnosis | None:
     """Every failing case (two at least) has a size S larger than the documented case's value v, and
     the cases with S at most v pass (two at least that are not trivial): v written into the kernel
     where S belongs, as a loop bound or a mask that keeps the smaller sizes right (a larger S may
@@ -281,6 +293,8 @@ def past_documented(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> Diagnos
         wide = f"wide_{name}"
         if all(wide in c.tags for c in failing) and not any(wide in c.tags for c in passing):
             continue  # the cases wider than a block split them the same way
+        if not finding.confirms(lambda c, name=name, value=value: puzzle.sizes_of(c)[name] > value):
+            continue  # no pair shows that crossing the documented value decides it
         larger = sorted({c.sizes[name] for c in failing})
         return asking(f"every case with {name} ≤ {value} (the documented {name}) passes, and only cases with a larger "
                       f"{name} fail ({', '.join(map(str, larger[:4]))}{', …' if len(larger) > 4 else ''}): is "
@@ -290,7 +304,7 @@ def past_documented(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> Diagnos
     return None
 
 
-def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+def one_size_for_another(results: list[tuple[Case, dict]], finding: Finding) -> Diagnosis | None:
     """Every failing case (two at least) has a size S larger than what another size T covers (T
     itself, or T rounded up to whole blocks of one of the block sizes: a loop over T's blocks), half
     the cases with S beyond it at least fail, and three cases or more that are not trivial with S
@@ -313,7 +327,8 @@ def one_size_for_another(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                 beyond = [r for c, r in results if c.sizes[s] > reach(c) and not (trivial(c) and r.get("status") == "pass")]
                 covered = [c for c, r in results if c.sizes[s] <= reach(c) and not trivial(c) and r.get("status") == "pass"]
                 if (all(c.sizes[s] > reach(c) for c in failing) and len(covered) >= 3
-                        and 2 * sum(r.get("status") != "pass" for r in beyond) >= len(beyond)):
+                        and 2 * sum(r.get("status") != "pass" for r in beyond) >= len(beyond)
+                        and finding.confirms(lambda c, s=s, reach=reach: c.sizes[s] > reach(c))):
                     found.add((s, t))
     if len(found) != 1:
         return None  # none, or several pairs the cases cannot tell apart

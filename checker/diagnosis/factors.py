@@ -33,6 +33,11 @@ def _named(c: float, case: Case | None) -> list[str]:
              + [f"1 / √{a}" for a, x in known.items() if x >= 4 and close(1 / math.sqrt(x))]
              + [f"{a} / {b}" for a, x in known.items() for b, y in known.items() if a != b and y and close(x / y)])
     found += [name for name, x in (("log2(e) = 1 / ln 2", LOG2E), ("ln 2", math.log(2.0))) if close(x)]
+    if case is not None:  # the number of blocks a size takes: a value added once per block, not once
+        for size, param in case.blocked.items():
+            block, n = case.block_of(size), case.every_size.get(size)
+            if block and n and -(-n // block) > 1 and close(-(-n // block)):
+                found.insert(0, f"the number of {param} blocks {size} = {n} takes")
     return found
 
 
@@ -54,6 +59,11 @@ def ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Diagn
     if not found and (few or not (whole and abs(c) >= 1)):
         return NO_HINT  # a factor nothing names is no evidence of a constant in the formula
     names = f" (= {found[0]})" if found else ""
+    if found and found[0].startswith("the number of "):
+        return asking(f"every element is {c:.6g} times the expected value{names}: is a value added once per block "
+                      f"where it belongs once — a term inside the loop over the blocks that should be outside it, or "
+                      f"a sum over blocks that should be taken once?", "loop", "accumulate", "formula",
+                      code="values.factor_blocks", data={"factor": c})
     if c == -1:
         return certain("every element is the expected value with its sign reversed: a sign in the formula (a − b "
                        "for b − a, a term added that should be subtracted).", "formula", code="values.sign")
@@ -84,7 +94,11 @@ def row_factor_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale:
             continue  # the factors must explain the error, not merely sit inside the tolerance
         if float((factor - 1).abs().max()) < 0.02:
             continue  # factors within 2 % of 1: rounding (a 16-bit product), not a normalisation
-        shown = ", ".join(f"{float(f):.3g}" for f in factor[:4]) + (", …" if factor.numel() > 4 else "")
+        # a factor of 1 is a right row, one of 0 a row left empty: no scale. Most rows must be scaled
+        scaled = factor[((factor - 1).abs() > 0.02) & (factor.abs() > 0.02)]
+        if scaled.numel() < 2 or 2 * scaled.numel() < factor.numel():
+            continue
+        shown = ", ".join(f"{float(f):.3g}" for f in scaled[:4]) + (", …" if scaled.numel() > 4 else "")
         # a per-row scale is a per-row statistic gone wrong: its formula, its running value, lanes let
         # into it or left out of it, or the statistic read from another row
         return asking(f"each {what} of `{label}` is its expected {what} times a factor of its own (× {shown}): a "

@@ -54,6 +54,22 @@ def _solution_integers(path: str, names: frozenset[str]) -> dict[str, frozenset[
     return {name: frozenset(v for v, _ in _integers(f)) for name, f in _kernels(text, set(names)).items()}
 
 
+def foreign_integers(text: str, kernels: list[str], solution: Path | None) -> dict[int, list[tuple[str, int]]]:
+    """The integers the learner's kernels write that the solution's kernel of the same name does not:
+    value -> [(kernel, line)]. An experiment tries a size at these values (a size written in as a
+    number passes exactly there)."""
+    if solution is None or not solution.is_file():
+        return {}
+    names = frozenset(kernels)
+    reference = _solution_integers(str(solution), names)
+    found: dict[int, list[tuple[str, int]]] = {}
+    for name, function in _kernels(text, set(names)).items():
+        for value, line in _integers(function):
+            if name in reference and value not in reference[name]:
+                found.setdefault(value, []).append((name, line))
+    return found
+
+
 def documented_values(sizes: dict[str, int], params: dict[str, Any]) -> dict[int, list[str]]:
     """value -> what it is in the documented case: its sizes, their halves, its integer parameters."""
     values: dict[int, list[str]] = {}

@@ -8,7 +8,10 @@ reference run again, in float64, on the case's inputs changed one way:
   K used where V belongs);
 - an input read transposed (its row and column strides swapped, a tl.trans missing or extra);
 - every slice of an input along one of its leading dimensions read from the first one (a head's or
-  a batch's or a row's offset missing from the pointer).
+  a batch's or a row's offset missing from the pointer);
+- an input read as zeros (never loaded: a loop that never runs, a mask that lets no lane through).
+  This is the degenerate reading the others must beat: where it fits, it is the one said (a first
+  slice of zeros, or of anything that cancels, gives the same answer as no operand at all).
 
 And two that need no recomputation: an output holding the values another output should have (the
 stores swapped), and an output off from the answer by an input's values, element by element (a
@@ -31,7 +34,7 @@ from checker.evidence.compare import matches
 from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
 
 LARGEST = 1 << 16   # input elements in all: each hypothesis runs the whole reference again
-MOST = 40           # hypotheses per case
+MOST = 48           # hypotheses per case
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,9 @@ class Operands:
         """(hypothesis, the inputs changed) for each change worth a recomputation, at most MOST."""
         found = []
         floating = self.floating
+        for name, x in floating.items():  # the degenerate readings first: the others must beat them
+            if bool((x != 0).any()):
+                found.append((Hypothesis("operand.zeroed", name), {name: torch.zeros_like(x)}))
         for name, x in floating.items():
             for source, y in floating.items():
                 if source != name and y.shape == x.shape and not torch.equal(x, y):
@@ -118,6 +124,7 @@ def operand_hint(operands: Operands | None, output: Output, got: torch.Tensor, r
 
     if operands is None:
         return NO_HINT
+    fitted = None
     for h in operands.hypotheses():
         alternative = h.outputs.get(output.name)
         if alternative is None or alternative.numel() != ref.numel():
@@ -129,7 +136,11 @@ def operand_hint(operands: Operands | None, output: Output, got: torch.Tensor, r
         if contradicted(prediction, output.name, reference, others, small_only=ref.numel() >= FEW):
             continue
         if fits(got, alternative, ref, scale, tol, condition):
-            return _worded(h, operands, label)
+            if h.code == "operand.zeroed":
+                return _worded(h, operands, label)
+            fitted = fitted or h
+    if fitted is not None and not _degenerate_too(fitted, operands, output, ref, scale, tol, condition):
+        return _worded(fitted, operands, label)
 
     if ref.numel() >= FEW:
         term = _term_hint(operands, output, got, ref, tol, scale, condition, label)
@@ -152,7 +163,23 @@ def operand_hint(operands: Operands | None, output: Output, got: torch.Tensor, r
     return NO_HINT
 
 
+def _degenerate_too(h: Hypothesis, operands: Operands, output: Output, ref: torch.Tensor, scale: float,
+                    tol: Tolerance, condition: float) -> bool:
+    """The hypothesis gives the same answer as reading its input as zeros: it is no more than the
+    degenerate reading, and cannot be told from it."""
+    zeroed = next((z for z in operands.hypotheses() if z.code == "operand.zeroed" and z.tensor == h.tensor), None)
+    if zeroed is None or output.name not in zeroed.outputs or output.name not in h.outputs:
+        return False
+    return matches(h.outputs[output.name].reshape(ref.shape), zeroed.outputs[output.name].reshape(ref.shape),
+                   scale, tol, 1.0, condition)
+
+
 def _worded(h: Hypothesis, operands: Operands, label: str) -> Diagnosis:
+    if h.code == "operand.zeroed":
+        return asking(f"{label} matches the answer computed with `{h.tensor}` all zeros: does the kernel read "
+                      f"`{h.tensor}` at all — does the loop that loads it run (its range for these sizes), does the "
+                      f"load's mask let any lane through, and does the value loaded reach the arithmetic?",
+                      "loop", "mask", "address", "formula", code=h.code, data={"tensor": h.tensor})
     if h.code == "operand.swapped":
         seen = f"{label} matches the answer computed with `{h.source}` where `{h.tensor}` belongs"
         if operands.unused is not None and h.tensor in operands.unused:

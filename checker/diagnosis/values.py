@@ -18,6 +18,7 @@ import torch
 from checker.evidence.compare import Comparison, absolute_tolerance, matches
 from checker.tensors import unravel
 from checker.diagnosis.model import NO_HINT, Diagnosis, asking, certain, observed
+from checker.diagnosis.degenerate import degenerate, degenerate_hint
 from checker.diagnosis.factors import ratio_hint, row_factor_hint, slice_hint
 from checker.diagnosis.operands import Operands, operand_hint
 from checker.diagnosis.variants import combine, known_bugs
@@ -44,6 +45,9 @@ class Evidence:
     sanitized: bool = False
     input_peak: float = 0.0    # the largest |value| among the case's floating-point inputs
     unwritten: dict[str, int] = field(default_factory=dict)
+    # the kernels' text writes −inf (a load's other=, a running max's start, tl.full): a lane that
+    # holds −inf and has it subtracted from itself computes −inf − (−inf) = NaN
+    minus_inf: bool = False
 
     def atomics_on(self, name: str) -> bool | None:
         """Did the kernels add into this output with atomics? None if unknown."""
@@ -151,9 +155,10 @@ def _share_hint(got: torch.Tensor, shares: torch.Tensor, touched: torch.Tensor, 
     if _equal_shares(flat_shares, flat_touched, allowed):
         # every share of an element is the same here (identical rows): one share is also the total
         # divided by the count, so a sum divided by the count looks just like overwritten shares
-        return asking(f"each element equals a single {unit}'s share. With these identical {unit}s that is also the "
-                      f"total divided by the number of {unit}s: either the shares overwrote each other instead of "
-                      f"adding up ({advice}) or the sum was divided by the count.",
+        return asking(f"each element equals a single {unit}'s share. Every share of an element is the same here (each "
+                      f"{unit} adds the same value), so one share is also the sum divided by the number of shares: "
+                      f"either the shares overwrote each other instead of adding up ({advice}) or the sum was divided "
+                      f"by the count.",
                       *dict.fromkeys(((cause,) if cause else ()) + candidates + ("formula",)), code="values.one_share")
     for row in range(m):
         if bool((hits[row] | ~flat_touched[row]).all()) and bool(flat_touched[row].all()):
@@ -368,6 +373,14 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
                       f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
                       f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop", code="values.nonfinite")
+    if evidence.minus_inf and bool(got[bad].isnan().all()):
+        return asking(f"{elements} NaN, computed by the kernel, and the kernel writes −inf (a load's other=, a running "
+                      f"max's start, a tl.full): a lane that holds −inf where −inf is subtracted from it computes "
+                      f"−inf − (−inf) = NaN, and exp or a sum spreads it. A lane that is padding in every block it "
+                      f"sees (a row shorter than the block, a lane past the end in every chunk) keeps its max at −inf: "
+                      f"is it kept out of x − max (tl.where(lane valid, x − m, −inf), or a max that starts finite)? "
+                      f"Or: a division by zero (a sum over no lanes), an overflow?",
+                      "stability", "fill", "mask", "formula", code="values.nonfinite_minus_inf")
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
@@ -422,20 +435,32 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
             share = (_empty_hint(got, ref, unit)
                      or _share_hint(got, shares, touched, tol, scale, unit, evidence, output.name)
                      or _lost_hint(got, ref, shares, touched, tol, scale, evidence, output.name))
-    variants = known_bugs(puzzle, output, got, reference, tol, others)
-    if variants:
-        return combine(variants, share)
+    inputs = operands.values if operands is not None else {}
+    if not share and not comparison.n_nonfinite and degenerate(got, ref, inputs, scale, tol, reference.condition):
+        # zeros, one value, an input passed through: a plain reading every fit would also match
+        plain = degenerate_hint(output.label, got, ref, inputs, scale, tol, reference.condition)
+        if plain:
+            return plain
+    else:
+        variants = known_bugs(puzzle, output, got, reference, tol, others)
+        if variants:
+            return combine(variants, share)
     if comparison.n_nonfinite:
         return _nonfinite_hint(got, ref, comparison, evidence, output.name, case, puzzle)
     if share:
         return share
     if bool((got == 0).all()) and bool((ref != 0).any()):
         # the store ran (the fill is gone) and stored zeros: what should have been added up never was
+        narrow = case is not None and case.dtype != "float32"
+        rounded = (f" Or, in this {case.dtype} case, is a difference computed from values rounded to {case.dtype} "
+                   f"(8 bits of mantissa for bfloat16): two values that agree to 2 or 3 digits round to the same "
+                   f"number, and their difference is 0." if narrow else "")
         return asking(f"every element of `{output.label}` is exactly 0: the stores ran, with nothing in them. Does "
                       f"the loop that builds the value run at all (its range: a bound that is 0 or below its start "
                       f"for these sizes), is the running value added to inside it (with a sum, not a max), does "
                       f"the load's mask let any lane through, and do its offsets reach the values (not a region of "
-                      f"zeros)?", "loop", "accumulate", "mask", "formula", "address", code="values.zero")
+                      f"zeros)?{rounded}", "loop", "accumulate", "mask", "formula", "address",
+                      *(("precision",) if narrow else ()), code="values.zero")
     dims = next((d for n, d in getattr(puzzle, "input_dims", {}).items()
                  if operands is not None and n in operands.values and tuple(operands.values[n].shape) == tuple(ref.shape)), ())
     return (_moved_hint(got, ref, scale, tol, reference.condition)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 
-from checker.diagnosis import arbitrate
 from checker.diagnosis.model import Diagnosis
 from checker.history.store import backend_of
-from checker.report.model import BAD, OK, CaseResult, Report
+from checker.report.model import BAD, OK, Report
 from checker.report.sentences import in_a_line
 
 PASS, FAIL, HANG, CRASH, DOES_NOT_RUN = "pass", "fail", "hang", "crash", "does not run"
@@ -59,17 +58,10 @@ def first_failure(part: str, report: Report) -> tuple[str, str]:
     if not failing:
         return (causes(across[0]), across[0].text) if across else ("", "")
     case = failing[0]
-    found = _diagnoses(case)
-    cause = next((causes(d) for d in found if d.classes), "") or next((causes(d) for d in across if d.classes), "")
+    cause = next((causes(d) for d in case.shown if d.classes), "") or next((causes(d) for d in across if d.classes), "")
     bad = next((o for o in case.outputs if not o.ok), None)
-    said = arbitrate.explanation(case) or (in_a_line(bad) if bad else "")
+    said = case.explanation_text or (in_a_line(bad) if bad else "")
     return cause, f"{case.case}: {said}" if said else case.case
-
-
-def _diagnoses(case: CaseResult) -> list[Diagnosis]:
-    cut = arbitrate.sharper(case.diagnoses)
-    shown = [o.diagnosis for o in case.outputs if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, cut)]
-    return [d for d in (case.error_diagnosis, *case.diagnoses, *shown) if d]
 
 
 def causes(d: Diagnosis) -> str:

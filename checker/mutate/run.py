@@ -29,8 +29,7 @@ from typing import Iterator
 
 from checker.mutate.analysis import calls, kernels_of
 from checker.mutate.operators import Mutant
-from checker.diagnosis import arbitrate
-from checker.report.model import CaseResult, Report
+from checker.report.model import Report
 from checker.run.runner import DEFAULT_TIMEOUT
 from checker.run.session import run_check
 from checker.source import from_text
@@ -81,6 +80,14 @@ class Outcome:
         named = [h["verdict"] for h in self.hints if h["verdict"] != "none"]
         return named or ["none"]
 
+    @property
+    def report_verdict(self) -> str:
+        """The report as a learner reads it, every sentence shown: "misleading" where any hint names
+        another class or asks only about others, whatever else is right; else "right", "candidates"
+        or "none" by the best hint."""
+        found = set(self.verdicts)
+        return next(v for v in ("misleading", "right", "candidates", "none") if v in found)
+
     def to_json(self) -> dict:
         m = self.mutant
         return {"id": m.id, "class": m.cls, "operator": m.operator, "kernel": m.kernel, "line": m.line,
@@ -108,29 +115,19 @@ def report_hints(report: Report, cls: str | tuple[str, ...]) -> list[dict]:
     once). A key the checker does not send yet counts as empty."""
     found: dict[tuple, dict] = {}
 
-    def add(text: str, cause: str, candidates: list, source: str, part: str, backend: str) -> None:
+    def add(text: str, cause: str, candidates: list, source: str, part: str, backend: str, code: str = "") -> None:
         if not text and not cause and not candidates:
             return
-        key = (source, cause, tuple(candidates))
+        key = (source, cause, tuple(candidates), code)
         if key not in found:
             found[key] = {"hint": text, "cause": cause, "candidates": list(candidates), "source": source,
-                          "part": part, "backend": backend, "verdict": verdict(cls, cause, list(candidates))}
+                          "part": part, "backend": backend, "code": code,
+                          "verdict": verdict(cls, cause, list(candidates))}
 
-    stories = arbitrate.Stories()  # as the report: a later, weaker hint that contradicts its story is left out
-    for result in report.results:
-        part, backend = result.get("part", ""), result.get("backend", "")
-        left = stories.read(CaseResult.from_event(result)) if "case" in result else {}
-        error = result.get("error")
-        if result["status"] == "error" and error:
-            add(error.get("message", ""), error.get("cause", ""), error.get("candidates", []), "error", part, backend)
-        for c in result.get("comparisons", []):
-            if not c["ok"] and c.get("label") not in left:
-                add(c.get("hint", ""), c.get("cause", ""), c.get("candidates", []), "comparison", part, backend)
-        for h in result.get("hints", []):  # what the case's addresses showed
-            add(h.get("hint", ""), h.get("cause", ""), h.get("candidates", []), "case", part, backend)
-    for hint in getattr(report, "hints", None) or []:
-        add(hint.get("hint", ""), hint.get("cause", ""), hint.get("candidates", []), "summary",
-            hint.get("part", ""), hint.get("backend", ""))
+    for shown in report.shown():  # what the report shows, as decided once (checker/report/build.py)
+        d = shown.diagnosis
+        source = {"output": "comparison"}.get(shown.source, shown.source)
+        add(d.text, d.cause, list(d.candidates), source, shown.part, shown.backend, d.code)
     return list(found.values())
 
 

@@ -9,7 +9,10 @@ run on a GPU only, are what judge it. A precision mutant that survives the inter
 such cases is counted as "GPU only" (run `--backend gpu` on a GPU host to check those).
 
 Hint counts are per distinct hint of a caught mutant's report (checker/mutate/run.py says which
-are distinct); "no hint" counts reports that name no class at all. Mutants caught before any case
+are distinct); "no hint" counts reports that name no class at all. The two last columns read each
+caught mutant's report as a learner does, every sentence shown: a report is misleading where any of
+its hints names another class or asks only about others, whatever else it says (the earlier
+precision counted hints, and a right hint outweighed a wrong one beside it). Mutants caught before any case
 ran (a syntax or load error) have no hints to score.
 precision = right / (right + misleading); with candidates = (right + candidates) / (right +
 candidates + misleading).
@@ -37,6 +40,10 @@ class Tally:
     candidates: int = 0
     misleading: int = 0
     none: int = 0
+    # per caught mutant, its whole report as a learner reads it (Outcome.report_verdict)
+    reports_misleading: int = 0
+    reports_none: int = 0
+    reports: int = 0
 
     def add(self, other: "Tally") -> None:
         for f in fields(self):
@@ -125,6 +132,9 @@ class Scored:
                     continue
                 for v in o.verdicts:
                     setattr(t, v, getattr(t, v) + 1)
+                t.reports += 1
+                t.reports_misleading += o.report_verdict == "misleading"
+                t.reports_none += o.report_verdict == "none"
             elif status == "equivalent":
                 t.equivalent += 1
             elif status == "gpu_only":
@@ -149,7 +159,8 @@ class Scored:
 
 # -- text --------------------------------------------------------------------------------------
 COLUMNS = ("class", "mutants", "caught", "at compile", "equivalent", "GPU only", "survived", "hint right",
-           "among candidates", "misleading", "no hint", "caught %", "precision", "with candidates")
+           "among candidates", "misleading", "no hint", "caught %", "precision", "with candidates",
+           "reports misleading", "reports with no hint")
 
 
 GPU_ONLY_NOTE = ("GPU only: precision mutants, which change nothing in fp32; the interpreter runs the fp32 cases, "
@@ -160,9 +171,14 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f} %"
 
 
+def _share(n: int, of: int) -> str:
+    return f"{n} ({100 * n / of:.1f} %)" if of else "-"
+
+
 def _row(name: str, t: Tally) -> str:
     cells = [name, t.mutants, t.caught, t.compile, t.equivalent, t.gpu_only, t.survived, t.right, t.candidates,
-             t.misleading, t.none, _pct(t.caught_rate), _pct(t.precision), _pct(t.precision_with_candidates)]
+             t.misleading, t.none, _pct(t.caught_rate), _pct(t.precision), _pct(t.precision_with_candidates),
+             _share(t.reports_misleading, t.reports), _share(t.reports_none, t.reports)]
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 

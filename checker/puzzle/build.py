@@ -69,6 +69,7 @@ class DeclaredPuzzle:
         self.overrides: dict[str, dict[str, TensorInput]] = {}
         self.seeds: dict[str, int] = {}            # case name -> its declared seed
         self.hidden_sizes: dict[str, dict[str, int]] = {}  # case name -> sizes of a case shown by shape
+        self.decls: dict[str, CaseDecl] = {}       # case name -> its declaration (the experiments derive from it)
         self.cases = self._build_cases()
         self.float64_on_cpu = False  # its formulas make CPU tensors: its references are computed there
         self.reference_on_cpu = float64_on_cpu  # the spec asks for its references' CPU bits (not for shapes)
@@ -131,6 +132,8 @@ class DeclaredPuzzle:
                                                           if k not in sizes}}.items():
                 params[name] = call_by_name(value, sizes) if callable(value) else value
             tags = set(decl.tags)
+            blocked = {size: self._block_name(size, params) for size in sizes
+                       if self._block_of(size, params) is not None}
             for size, n in sizes.items():
                 block = self._block_of(size, params)
                 if not _pow2(n) and block:  # the mask hint is about blocked sizes only
@@ -157,9 +160,34 @@ class DeclaredPuzzle:
                 self.seeds[name] = decl.seed
             if decl.shape:
                 self.hidden_sizes[name] = sizes
+            self.decls[name] = decl
             built.append(Case(name=name, dtype=decl.dtype, gpu_only=decl.gpu_only, documented=decl.documented,
                               tags=frozenset(tags), params=params, sizes={} if decl.shape else sizes,
-                              shape=decl.shape, titles=titles, labels=labels))
+                              shape=decl.shape, titles=titles, labels=labels, blocked=blocked,
+                              hidden_sizes=sizes if decl.shape else {}))
+        return built
+
+    def derive(self, case: Case, change: Mapping[str, Any]) -> Case:
+        """A case like `case` with one declared property changed (checker/experiment.py): a size or a
+        parameter by name (a parameter computed from the sizes follows a changed size, unless the case
+        set it itself), "dtype", or "inputs": "plain" (the puzzle's own inputs instead of the case's
+        recipe). Its name says its sizes and the parameters it sets, so that its data, its reference
+        and its report are its own; it is never documented and runs on every backend."""
+        decl = self.decls[case.name]
+        values = {**decl.values, **{k: v for k, v in change.items() if k not in ("dtype", "inputs")}}
+        dtype = change.get("dtype", decl.dtype)
+        plain = change.get("inputs") == "plain"
+        sizes = {n: int(values[n]) for n in self.size_names if n in values}
+        dims = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        set_params = {k: v for k, v in values.items() if k not in sizes and not callable(v)
+                      and self.default_params.get(k) != v}
+        name = ", ".join([dims, *(f"{k}={v}" for k, v in set_params.items())])
+        if decl.inputs and not plain:  # the case's own inputs, named as the case names them
+            name += f" ({decl.name})" if decl.name else " (its own inputs)"
+        name = name if dtype == "float32" else f"{dtype} {name}"
+        derived = dataclasses.replace(decl, values=values, name=name, documented=False, dtype=dtype, gpu_only=False,
+                                      inputs={} if plain else decl.inputs, tags=() if plain else decl.tags, shape="")
+        [built] = self._build_cases([derived])  # registers its recipe and its seed under its name
         return built
 
     def sizes(self, case: Case) -> Mapping[str, int]:
@@ -462,7 +490,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                     summary_patterns=tuple(summaries) + tuple(generic), skill=skill, chapter=chapter,
                     equations=tuple(formulas or {}),
                     equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c),
-                    answer=declared.answer,
+                    answer=declared.answer, derive=declared.derive, sizes_of=declared.sizes,
                     input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()})
     _validate(result, declared)
     return result

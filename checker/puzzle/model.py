@@ -51,12 +51,28 @@ class Case:
     # size with it (checker/puzzle/build.py). A part not listed: the name, as it is.
     titles: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    # each blocked size -> the parameter that blocks it ({"N": "BLOCK_N"}): where one block ends
+    blocked: Mapping[str, str] = field(default_factory=dict)
+    # a case shown by its shapes keeps its named sizes here (out of `sizes`, the report and the hints
+    # that compare cases by size): what a block count or an experiment on the case needs
+    hidden_sizes: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def every_size(self) -> Mapping[str, int]:
+        """The case's named sizes, shown or not."""
+        return self.sizes or self.hidden_sizes
 
     @property
     def blocks(self) -> dict[str, int]:
         """The case's block sizes: its integer parameters named BLOCK_*."""
         return {k: v for k, v in self.params.items()
                 if k.startswith("BLOCK") and isinstance(v, int) and not isinstance(v, bool)}
+
+    def block_of(self, size: str) -> int | None:
+        """The block that blocks a size in this case (None: the size is not blocked)."""
+        name = self.blocked.get(size)
+        value = self.params.get(name) if name else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
     def dims(self) -> str:
@@ -196,6 +212,11 @@ class Puzzle:
     answer: Callable[[dict, Case], dict] | None = None
     # each input's dimensions by the size names that give them ("q" -> ("B", "H", "N", "D")), where declared
     input_dims: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # (case, change) -> a case like it with one declared property changed: a size or a parameter by
+    # name, "dtype", or "inputs": "plain" (checker/experiment.py shrinks a failing case with it)
+    derive: Callable[[Case, Mapping[str, Any]], Case] | None = None
+    # a case's named sizes, also for a case shown by its shapes (whose Case.sizes is empty)
+    sizes_of: Callable[[Case], Mapping[str, int]] | None = None
 
     @property
     def key(self) -> str:

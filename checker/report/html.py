@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import re
 
-from checker.diagnosis import arbitrate
 from checker.diagnosis.model import Diagnosis
 from checker.report.model import BAD, OK, CaseResult, OutputResult, Report
 from checker.report.sentences import how_far_off, in_a_line
@@ -72,23 +71,21 @@ def report_html(report: Report) -> tuple[str, str]:
     seen: dict[str, str] = {}   # an explanation already shown -> the case it was shown for
     cases = report.cases  # built afresh at each call: read once
     failures = [c for c in cases if c.status != "pass"]
-    stories = arbitrate.Stories()  # one story a part, read in the report's order (as the terminal's)
-    left = {id(c): stories.read(c) for c in cases}
     parts = {(p["part"], p["backend"]) for p in report.parts}
     head = [_verdict_html(report), *_faults_html([f for f in report.faults if (f["part"], f["backend"]) not in parts]),
             *_parts_html(report), *_not_run_html(report)]
     if failures:
         first = failures[0]
         head.append(f"<h4>First failure: {_inline(_where(report, first))}</h4>")
-        head.append(_detail(first, seen, left[id(first)]))
+        head.append(_detail(first, seen))
     tail = []
     if len(failures) > 1:
         tail.append(f"<h4>The other {len(failures) - 1} failure{'s' if len(failures) > 2 else ''} "
                     f"(click one to open it)</h4>")
         for above, r in zip(failures, failures[1:]):
-            said = _summary(r, arbitrate.explanation(above), hint=False)
+            said = _summary(r, above.explanation_text, hint=False)
             tail.append(f"<details><summary>{BAD} {_inline(_where(report, r))}: {said}</summary>"
-                        f"<div>{_detail(r, seen, left[id(r)])}</div></details>")
+                        f"<div>{_detail(r, seen)}</div></details>")
     wrap = lambda parts: f'{STYLE}<div class="tgp-report">{"".join(parts)}</div>'  # noqa: E731
     return wrap(head), (wrap(tail) if tail else "")
 
@@ -155,8 +152,22 @@ def _parts_html(report: Report) -> list[str]:
         elif results:
             out.append(_table(results))
         out += _faults_html(faults)
+        out += _experiment_html([e for e in report.experiments
+                                 if (e["part"], e["backend"]) == (part["part"], part["backend"])])
         out += [f"<p>hint: {_inline(d.text)}</p>" for name, backend, d in report.summaries
                 if name == part["part"] and backend == part["backend"]]
+    return out
+
+
+def _experiment_html(found: list[dict]) -> list[str]:
+    """The part's experiment: its smallest failing case and the nearest cases that pass."""
+    out = []
+    for e in found:
+        first, *rest = e["sentences"]
+        items = "".join(f"<li>{_inline(line)}</li>" for line in rest)
+        out.append(f'<p class="tgp-experiment"><b>Narrowing it down</b> (cases the checker made, one change at a '
+                   f"time; they do not count toward the verdict): {_inline(first)}</p>"
+                   + (f"<ul>{items}</ul>" if items else ""))
     return out
 
 
@@ -170,7 +181,7 @@ def _table(results: list[CaseResult]) -> str:
         what = f"<td>{'' if ok else _summary(r, above)}</td>" if failed else ""
         rows.append(f'<tr><td>{OK if ok else BAD}</td><td class="tgp-nowrap">{_e(sizes)}</td>'
                     f'<td>{_e(r.description)}</td>{what}</tr>')
-        above = arbitrate.explanation(r) if not ok else above
+        above = r.explanation_text if not ok else above
     what = "<th>what failed</th>" if failed else ""
     return ('<div class="tgp-scroll"><table class="tgp-t tgp-cases"><thead><tr><th></th><th>sizes</th><th>case</th>'
             f'{what}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
@@ -188,10 +199,10 @@ def _summary(r: CaseResult, above: str = "", hint: bool = True) -> str:
     if r.mutated:
         outputs.append(f"changed its inputs ({', '.join(r.mutated)})")
     text = _e("; ".join(outputs))
-    said = arbitrate.explanation(r) if hint else ""
+    said = r.explanation_text if hint else ""
     if said and said == above:
         return text + " — the same hint as above"
-    return text + (f" — hint: {_inline(_first_words(_gist(arbitrate.explaining(r)), 60))}" if said else "")
+    return text + (f" — hint: {_inline(_first_words(_gist(r.explanation), 60))}" if said else "")
 
 
 def _gist(d: Diagnosis) -> str:
@@ -206,17 +217,17 @@ def _gist(d: Diagnosis) -> str:
 
 # ---- one failing case in full ----
 
-def _detail(r: CaseResult, seen: dict[str, str], left: dict[str, str] | None = None) -> str:
-    """left: the outputs whose hint the report's story leaves out, and the note in its place."""
-    label, left = _label(r), left or {}
+def _detail(r: CaseResult, seen: dict[str, str]) -> str:
+    """One failing case in full: its outputs, each with its hint where the report shows it (or the
+    note that stands for one its story left out), its own hints."""
+    label = _label(r)
     if r.status == "error":
         return _error_html(r.error, label, seen)
     out = []
-    sharper = arbitrate.sharper(r.diagnoses)
     for o in r.outputs:
-        out.append(_output_html(o, label, seen, arbitrate.shown(o.diagnosis, sharper) and o.label not in left))
-        if o.label in left:
-            out.append(f"<p class=\"tgp-note\">{_inline(left[o.label])}</p>")
+        out.append(_output_html(o, label, seen, r.shows(o)))
+        if o.label in r.notes:
+            out.append(f"<p class=\"tgp-note\">{_inline(r.notes[o.label])}</p>")
     for d in r.diagnoses:
         out.append(_hint_html(d.text, label, seen))
     if r.mutated:

@@ -2,11 +2,11 @@
 difference and diagnosis of the typed report, for failures as for passes."""
 from __future__ import annotations
 
-from checker.diagnosis.model import Diagnosis
+from checker.diagnosis.model import NO_HINT, Diagnosis
 from checker.puzzle.model import Puzzle
 from checker.report.model import CaseResult, OutputResult, Report
 
-SCHEMA = "triton-gpu-puzzles/report/2"
+SCHEMA = "triton-gpu-puzzles/report/3"
 
 
 def document(entries: list[dict]) -> dict:
@@ -23,7 +23,15 @@ def report_entry(puzzle: Puzzle, origin: str, report: Report | None, status: str
             "parts": report.parts if report is not None else [], "cases": cases,
             "hints": [{"part": part, "backend": backend, **hint_entry(d)}
                       for part, backend, d in (report.summaries if report is not None else [])],
-            "not_run": list(report.not_run) if report is not None else []}
+            "not_run": list(report.not_run) if report is not None else [],
+            "experiments": [experiment_entry(e) for e in (report.experiments if report is not None else [])]}
+
+
+def experiment_entry(e: dict) -> dict:
+    """A part's experiment: its smallest failing case, the nearest that pass, in the text's words too."""
+    return {"part": e["part"], "backend": e["backend"], "summary": "; ".join(e["sentences"]),
+            "smallest_failing_case": e["smallest_failing_case"], "what_failed": e["what_failed"],
+            "nearest_passing": e["nearest_passing"], "minimal": e["minimal"], "stopped": e["stopped"]}
 
 
 def hint_entry(d: Diagnosis) -> dict:
@@ -47,13 +55,15 @@ def _case_entry(c: CaseResult) -> dict:
     hints = [hint_entry(d) for d in c.diagnoses] + ([hint_entry(stopped)] if c.error and stopped else [])
     return {"part": c.part, "backend": c.backend, "case": c.case, "dims": c.dims, "dtype": c.dtype,
             "verdict": c.status, "error": error.get("message", ""), "error_detail": detail,
-            "outputs": [_output_entry(o) for o in c.outputs], "hints": hints,
+            "outputs": [_output_entry(o, c) for o in c.outputs], "hints": hints,
             "mutated_inputs": list(c.mutated)}
 
 
-def _output_entry(o: OutputResult) -> dict:
+def _output_entry(o: OutputResult, c: CaseResult) -> dict:
+    """An output's numbers, and its hint where the report shows it (else the note in its place)."""
     compared = o.compared
-    return {"output": o.label, "max_difference": _finite(o.max_diff),
+    note = {"note": c.notes[o.label]} if o.label in c.notes else {}
+    return {**note, "output": o.label, "max_difference": _finite(o.max_diff),
             "tolerance": o.allowed if compared else None, "rtol": o.rtol if compared else None,
             "verdict": "pass" if o.ok else "fail",
             "wrong": o.n_bad if compared else None, "total": o.n_total if compared else None,
@@ -61,7 +71,7 @@ def _output_entry(o: OutputResult) -> dict:
             "nonfinite": o.n_nonfinite if compared else None,
             "first_wrong": [{"index": list(index), "expected": _finite(expected), "got": _finite(got)}
                             for index, expected, got in o.first_bad],
-            **hint_entry(o.diagnosis)}
+            **hint_entry(o.diagnosis if c.shows(o) or o.ok else NO_HINT)}
 
 
 def _finite(value):

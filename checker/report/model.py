@@ -64,6 +64,10 @@ class CaseResult:
     mutated: list[str] = field(default_factory=list)
     title: str = ""                     # the case's name as its part's report shows it (default: the name)
     label: str | None = None            # what the case is without its sizes and dtype (None: not known)
+    # what checker/report/build.py decided the report shows (None: no builder decided, all is shown):
+    # output label -> whether its diagnosis is shown, and the notes that stand for those left out
+    decided_shown: dict[str, bool] | None = None
+    notes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_event(cls, r: dict) -> "CaseResult":
@@ -71,7 +75,38 @@ class CaseResult:
                    status=r["status"], backend=r.get("backend", ""), documented=bool(r.get("documented")),
                    outputs=[OutputResult.from_dict(c) for c in r.get("comparisons", [])],
                    diagnoses=[from_json(h) for h in r.get("hints", [])], error=r.get("error"),
-                   mutated=list(r.get("mutated", [])), title=r.get("title") or r["case"], label=r.get("label"))
+                   mutated=list(r.get("mutated", [])), title=r.get("title") or r["case"], label=r.get("label"),
+                   decided_shown=dict(r["decided"]["shown"]) if "decided" in r else None,
+                   notes=dict(r.get("decided", {}).get("notes", {})))
+
+    def shows(self, o: OutputResult) -> bool:
+        """Whether the report shows this failing output's diagnosis (as decided once)."""
+        if o.ok or not o.diagnosis:
+            return False
+        return True if self.decided_shown is None else self.decided_shown.get(o.label, False)
+
+    @property
+    def shown(self) -> list[Diagnosis]:
+        """Every diagnosis the report shows for this case, in its order: the error's, the case's own
+        (the addresses the run saw), then its failing outputs' that are shown."""
+        if self.status == "pass":
+            return []
+        found = [self.error_diagnosis] if self.error_diagnosis else []
+        found += [d for d in self.diagnoses if d]
+        return found + [o.diagnosis for o in self.outputs if self.shows(o)]
+
+    @property
+    def explanation(self) -> Diagnosis:
+        """What the case's one-line summary quotes: its error's diagnosis, else its own, else its
+        first shown output's."""
+        if self.status == "error":
+            return self.error_diagnosis
+        return next((d for d in self.shown if d.text), NO_HINT)
+
+    @property
+    def explanation_text(self) -> str:
+        """The words of that line: an error's whole message."""
+        return self.error["message"] if self.status == "error" and self.error else self.explanation.text
 
     @property
     def heading(self) -> str:
@@ -114,6 +149,18 @@ class PartTally:
         return max(0, self.expected - len(self.results))
 
 
+@dataclass(frozen=True)
+class Shown:
+    """One diagnosis a report shows: where it stands ("error", "case" or "output" of a case, or
+    "summary" across cases), its part, backend and case, and the output it is about."""
+    source: str
+    part: str
+    backend: str
+    case: str
+    diagnosis: Diagnosis
+    output: str = ""
+
+
 @dataclass
 class Report:
     """What a check returns: the verdict, the text, the raw case results (for plots), and one entry
@@ -126,6 +173,9 @@ class Report:
     hints: list = field(default_factory=list)   # hints across cases: {"part", "backend", "hint", "cause", "candidates", ...}
     not_run: list = field(default_factory=list)  # cases no backend here could run: {"case", "why", "sizes"}
     faults: list = field(default_factory=list)   # what stopped a part, as said: {"kind", "part", "backend", "case", "lines"}
+    # each failing part's experiment (checker/report/build.py): {"part", "backend", "sentences",
+    # "smallest_failing_case", "nearest_passing", ...}
+    experiments: list = field(default_factory=list)
 
     @property
     def cases(self) -> list[CaseResult]:
@@ -139,7 +189,7 @@ class Report:
 
     def diagnoses(self) -> list[Diagnosis]:
         """Every diagnosis the report holds, in report order: each case's outputs', its own, its
-        error's, then those across cases."""
+        error's, then those across cases (shown or not: see shown())."""
         found = []
         for case in self.cases:
             found += [o.diagnosis for o in case.outputs if not o.ok and o.diagnosis]
@@ -147,6 +197,21 @@ class Report:
             if case.error_diagnosis:
                 found.append(case.error_diagnosis)
         return found + [d for _, _, d in self.summaries]
+
+    def shown(self) -> list["Shown"]:
+        """Every diagnosis the report shows, as decided once (checker/report/build.py), in report
+        order: each case's error's, its own, its shown outputs'; then the claims across cases. What
+        the readers render and the measures score."""
+        found = []
+        for case in self.cases:
+            if case.status == "pass":
+                continue
+            if case.error_diagnosis:
+                found.append(Shown("error", case.part, case.backend, case.case, case.error_diagnosis))
+            found += [Shown("case", case.part, case.backend, case.case, d) for d in case.diagnoses if d]
+            found += [Shown("output", case.part, case.backend, case.case, o.diagnosis, o.label)
+                      for o in case.outputs if case.shows(o)]
+        return found + [Shown("summary", part, backend, "", d) for part, backend, d in self.summaries]
 
     def __repr__(self) -> str:
         return self.text

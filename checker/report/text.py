@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from checker.diagnosis import arbitrate
-from checker.diagnosis.across_cases import summary_hints
 from checker.diagnosis.model import Diagnosis
 from checker.puzzle.model import Puzzle
+from checker.report.build import ReportBuilder
 from checker.report.model import BAD, OK, CaseResult, OutputResult, PartTally, Report
 from checker.report.repeats import Repeats, same_line
 from checker.report.sentences import fmt as _fmt
@@ -83,12 +82,11 @@ class ReportWriter:
         self.last_error: tuple = ()          # repeated identical errors are shown once
         self.shown_hints: set = set()        # (part, hint) already printed: later cases say "as above"
         self.repeats = Repeats()             # diagnoses said in full: a later case's same one gets a line
-        self.stories = arbitrate.Stories()   # one story a part: a later, weaker, contradicting hint is left out
+        self.builder = ReportBuilder(puzzle)  # decides what the report shows; this only lays it out
         self.expected_cases: dict[str, int] = {}   # backend kind -> cases per part
         self.usage_error = ""
         self.saw_cuda = False
         self.sections = 0
-        self.hints: list[dict] = []          # hints across cases, for the Report (and --json)
         self.backends_run: set[str] = set()  # "interpreter", "gpu": which backends said hello
         self.only_documented = False         # a check of the documented case alone skips the rest by design
         self.faults: list[dict] = []         # a stub, cells that do not run, a hang, a crash: the lines said
@@ -157,6 +155,8 @@ class ReportWriter:
             self.tally(part.name)
         elif kind == "case_result":
             self.case_result(event)
+        elif kind == "experiment":
+            self.experiment(event)
         elif kind == "part_end":
             self.part_end(event["part"])
         elif kind == "slow":
@@ -203,12 +203,11 @@ class ReportWriter:
             self.documented(event)
             return
         ok = event["status"] == "pass"
-        case = CaseResult.from_event(event)  # named as its part has it: notes true of the part's blocks
+        case = self.builder.case(event)  # decided; named as its part has it: notes true of the part's blocks
         title = case.title or case.case
         dims = "" if title.startswith(case.dims) else case.dims  # the name says it already
         self.say(f"{INDENT}{OK if ok else BAD} {title:<52} {dims}".rstrip())
         if event["status"] == "error":
-            self.stories.read(case)  # a proven error is shown, and may set the part's story
             error = event["error"]
             key = (error["kind"], error["message"], error.get("where"))
             if key == self.last_error:
@@ -222,26 +221,24 @@ class ReportWriter:
             for line in _error_lines(error, self.verbose):
                 self.say(line)
         elif not ok:
-            sharper = arbitrate.sharper(case.diagnoses)
-            left = self.stories.read(case)
             for o in case.outputs:
                 if not o.ok:
                     key = (case.part, o.diagnosis.text)
-                    show = arbitrate.shown(o.diagnosis, sharper) and o.label not in left
+                    show = case.shows(o)
                     for line in _comparison_lines(o, hint_shown=key in self.shown_hints, hint=show):
                         self.say(line)
                     if show:
                         self.shown_hints.add(key)
-                    elif o.label in left:
-                        self.say(f"{INDENT * 3}{left[o.label]}")
+                    elif o.label in case.notes:
+                        self.say(f"{INDENT * 3}{case.notes[o.label]}")
             for line in _case_hint_lines(case.diagnoses, earlier=lambda d: self._earlier(d, case)):
                 self.say(line)
 
     @staticmethod
-    def _output_lines(o: OutputResult, sharper: set[str], left: dict[str, str]) -> list[str]:
+    def _output_lines(o: OutputResult, case: CaseResult) -> list[str]:
         """The documented case's lines for a failing output; its hint, or the note that the story left it out."""
-        lines = _comparison_lines(o, hint=arbitrate.shown(o.diagnosis, sharper) and o.label not in left)
-        return lines + ([f"{INDENT * 2}{left[o.label]}"] if o.label in left else [])
+        lines = _comparison_lines(o, hint=case.shows(o))
+        return lines + ([f"{INDENT * 2}{case.notes[o.label]}"] if o.label in case.notes else [])
 
     def _earlier(self, d: Diagnosis, case: CaseResult) -> str:
         """The case of this part and backend whose same diagnosis was said in full ('' if none yet)."""
@@ -251,7 +248,7 @@ class ReportWriter:
         what = "sizes" if event.get("sized") else "dimensions"
         self.say(f"Testing with {what}: {event['dims']}" + ("" if event["dtype"] == "float32" else f" ({event['dtype']})"))
         self.say(f"{INDENT}Computing PyTorch autograd reference...")
-        case = CaseResult.from_event(event)
+        case = self.builder.case(event)
         if event["status"] == "error":
             error = event["error"]
             self.last_error = (error["kind"], error["message"], error.get("where"))
@@ -263,8 +260,6 @@ class ReportWriter:
             return
         forward = [o for o in case.outputs if o.forward]
         grads = [o for o in case.outputs if not o.forward]
-        sharper = arbitrate.sharper(case.diagnoses)
-        left = self.stories.read(case)
         for o in forward:
             name = o.title or o.label
             if o.compared:
@@ -272,13 +267,13 @@ class ReportWriter:
             else:
                 self.say(f"{INDENT}{name}: {OK if o.ok else BAD}")
             if not o.ok:
-                for line in self._output_lines(o, sharper, left):
+                for line in self._output_lines(o, case):
                     self.say(line)
         for o in grads:
             diff = _fmt(o.max_diff) if o.compared else "-"
             self.say(f"{INDENT}{o.label}: {diff} {OK if o.ok else BAD}")
             if not o.ok:
-                for line in self._output_lines(o, sharper, left):
+                for line in self._output_lines(o, case):
                     self.say(line)
         for line in _case_hint_lines(case.diagnoses, depth=1, earlier=lambda d: self._earlier(d, case)):
             self.say(line)
@@ -292,12 +287,18 @@ class ReportWriter:
         self.say(f"{INDENT}{'This case:'.ljust(width)}{OK + ' CORRECT' if event['status'] == 'pass' else BAD + ' INCORRECT'}")
         self.say("The other cases:")
 
+    def experiment(self, event: dict) -> None:
+        """The part's experiment: its smallest failing case and the nearest that pass."""
+        if self.builder.experiment(event, self.backend) is None:
+            return
+        self.say(f"{INDENT}Narrowing it down (cases the checker made, one change at a time; they do not count "
+                 f"toward the verdict):")
+        for line in self.builder.experiments[-1]["sentences"]:
+            self.say(f"{INDENT * 2}{line}")
+
     def part_end(self, part: str) -> None:
-        tally = self.tally(part)
-        pairs = [(self.cases[r["case"]], r) for r in tally.results if r["case"] in self.cases]
-        for hint in summary_hints(self.puzzle, pairs):
+        for hint in self.builder.part_end(part, self.backend, self.tally(part).results):
             self.say(f"{INDENT}hint: {hint.text}")
-            self.hints.append({"part": part, "backend": self.backend, **hint.to_json()})
 
     def finish(self, parts: list[str]) -> Report:
         self.say()
@@ -342,7 +343,7 @@ class ReportWriter:
                     "problem": tally.problems[0] if tally.problems else ""}
                    for (name, _), tally in self.tallies.items()]
         return Report(everything_ok and not self.usage_error, "\n".join(self.lines), results, summary,
-                      self.usage_error, self.hints, not_run, self.faults)
+                      self.usage_error, self.builder.hints, not_run, self.faults, self.builder.experiments)
 
     def _not_run(self) -> list[dict]:
         """Cases that only a GPU runs, where no GPU section ran: named, so that an all-correct

@@ -46,6 +46,8 @@ class Request:
     shards: int = 1
     threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
     first_failure: bool = False  # stop at the first case that fails (a test that needs only "rejected")
+    experiments: float = 0.0     # seconds of experiments on a failing part's cases (checker/experiment.py)
+    interpreter_too: bool = False  # a GPU request beside the interpreter's: experiments on GPU-only cases alone
     timeout_why: str = ""        # where the limit comes from, for the report (checker/run/hang_limits.py)
     # the pool's generation when the check asked for it: an interrupt since then (kill_busy_workers)
     # stopped that check, and a thread of it that asks for a worker only now gets none
@@ -56,7 +58,8 @@ class Request:
                            "backend": self.backend, "seed": self.seed, "sanitize": self.sanitize,
                            "only_documented": self.only_documented, "bench": self.bench, "profile": self.profile,
                            "shard": self.shard, "shards": self.shards, "threads": self.threads,
-                           "first_failure": self.first_failure})
+                           "first_failure": self.first_failure,
+                           "experiments": self.experiments, "interpreter_too": self.interpreter_too})
 
 
 def _child_env() -> dict:

@@ -17,6 +17,7 @@ from checker.run.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.puzzle.model import Puzzle
 from checker.run.worker import selected_cases
+from checker.experiment import BUDGET_S as EXPERIMENT_BUDGET_S
 
 BACKENDS = ("auto", "interpreter", "gpu")
 
@@ -33,7 +34,7 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
               timeout: float | None = None, seed: int = 0, sanitize: bool = True, verbose: bool = False,
               only_documented: bool = False, write: Callable[[str], None] = print, in_process: bool = False,
               timeout_advice: str = "--timeout SECONDS", shards: int | None = None,
-              first_failure: bool = False, sharing: int = 1) -> Report:
+              first_failure: bool = False, sharing: int = 1, experiments: float | None = None) -> Report:
     """backend 'auto': the interpreter always, and the GPU too when the worker finds CUDA.
 
     in_process: run the worker in this process (tests: torch is imported once for many checks;
@@ -45,7 +46,11 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     first_failure: stop at the first failing case (tests that ask only whether a kernel is rejected;
     a GPU compiles a kernel anew for every case's block sizes, and most of a catalog's time is that).
     sharing: checks running side by side with this one (--all), whose workers share the cores.
+    experiments: seconds a failing part's experiments may take (checker/experiment.py: its smallest
+    failing case and the nearest that pass); None: the default, none where first_failure.
     """
+    if experiments is None:
+        experiments = 0.0 if first_failure else EXPERIMENT_BUDGET_S
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
     writer.only_documented = only_documented
     writer.title(source.origin, parts)
@@ -77,7 +82,8 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
         limit = timeout if timeout is not None else hang_limit(puzzle.key, kind)
         return Request(puzzle.key, chosen, source, kind, limit, seed, sanitize, only_documented,
                        shard=shard, shards=of, threads=threads, first_failure=first_failure,
-                       timeout_why="" if timeout is not None else limit_why(puzzle.key, kind))
+                       timeout_why="" if timeout is not None else limit_why(puzzle.key, kind),
+                       experiments=experiments, interpreter_too=kind == "gpu" and backend == "auto")
 
     def interpreter() -> Iterator[dict]:
         if shards == 1:
@@ -134,6 +140,18 @@ def sharded(make: Callable[[int], Request], shards: int, parts: list[str], cases
                 return event
         return None
 
+    def experiments_of(part: str) -> list[dict]:
+        """Each worker's experiment on the part, read up to its part_end (each shrank its own smallest
+        failing case)."""
+        found = []
+        for i in range(shards):
+            for event in streams[i]:
+                if event["type"] == "experiment":
+                    found.append(event)
+                if event["type"] == "part_end" and event.get("part") == part or event["type"] in TERMINAL:
+                    break
+        return found
+
     try:
         # inside the try: an interrupt between two workers' starts still stops the started ones
         streams += [_background(make(i), stop) for i in range(shards)]
@@ -160,6 +178,9 @@ def sharded(make: Callable[[int], Request], shards: int, parts: list[str], cases
                         yield event
                     return
                 yield event
+            tried = experiments_of(part)
+            if tried:  # the one that started from the smallest failing case: as one worker would have
+                yield min(tried, key=lambda e: e["start_rank"])
             yield {"type": "part_end", "part": part}
     finally:
         stop.set()

@@ -150,23 +150,73 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         return
 
     device = "cuda" if backend == "gpu" else "cpu"
+    seed = request.get("seed", 0)
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
     selected = selected[request.get("shard", 0)::request.get("shards", 1)]  # hello counted them all
+    budget = request.get("experiments", 0.0) / max(1, len(request["parts"]))  # seconds per part
     for part_name in request["parts"]:
         part = puzzle.part(part_name)
         channel.send("part_start", part=part.name)
+        failing = []
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
-            result = run_case(puzzle, part, case, kernels, source, device, request.get("seed", 0),
+            result = run_case(puzzle, part, case, kernels, source, device, seed,
                               on_launch=lambda: channel.send("launch", part=part.name, case=case.name))
             channel.send("case_result", part=part.name, **result)
             if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
                 channel.send("stopped", reason=result["error"]["message"])
                 return
+            if result["status"] != "pass":
+                failing.append((case, result))
             if request.get("first_failure") and result["status"] != "pass":
                 channel.send("part_end", part=part.name)
                 return  # the caller asked only whether the kernels are rejected
+        if backend == "gpu" and request.get("interpreter_too"):
+            failing = [(case, result) for case, result in failing if case.gpu_only]  # the others: the interpreter's
+        if failing and budget > 0:
+            _experiment(puzzle, part, failing, kernels, source, device, seed, budget, channel)
         channel.send("part_end", part=part.name)
+
+
+_FAIR: dict[tuple, bool] = {}   # (puzzle, case, device, seed) -> the reference solution passes it
+_SOLUTIONS: dict[str, tuple | None] = {}  # puzzle -> (its reference kernels, their source), None if absent
+
+
+def _experiment(puzzle, part, failing, kernels, source, device, seed, budget, channel) -> None:
+    """Shrink the part's smallest failing case (checker/experiment.py) and send what it found."""
+    from checker.case import run_case
+    from checker.experiment import run_experiment
+
+    def run(case, offset: int = 0):
+        return run_case(puzzle, part, case, kernels, source, device, seed + offset, diagnose=False)
+
+    def fair(case) -> bool:
+        key = (puzzle.key, part.name, case.name, device, seed)
+        if key not in _FAIR:
+            solution = _solution(puzzle)
+            # without the reference solution (a student edition), a derived case is taken as fair
+            _FAIR[key] = solution is None or run_case(puzzle, part, case, solution[0], solution[1], device, seed,
+                                                      diagnose=False)["status"] == "pass"
+        return _FAIR[key]
+
+    from checker.diagnosis.literals import foreign_integers
+    written = foreign_integers(source.text, list(part.kernels), puzzle.solution)
+    found = run_experiment(puzzle, part.name, failing, run, fair, budget, written)
+    if found is not None:
+        channel.send("experiment", **found)
+
+
+def _solution(puzzle):
+    """The puzzle's reference kernels, loaded once per process (None where the file is absent)."""
+    if puzzle.key not in _SOLUTIONS:
+        from checker.source import from_text
+        path = puzzle.solution
+        if not path.is_file():
+            _SOLUTIONS[puzzle.key] = None
+        else:
+            source = from_text(path.read_text(encoding="utf-8"), f"reference solution of {puzzle.key}")
+            _SOLUTIONS[puzzle.key] = (_load_kernels(source, f"solution_{puzzle.key}"), source)
+    return _SOLUTIONS[puzzle.key]
 
 
 def main() -> None:

@@ -193,9 +193,10 @@ PUZZLE = puzzle(
     summaries=[SummaryPattern("only cases whose hidden size H is not a power of two fail: check the masks "
                               "(cols < H, not cols < BLOCK_H) and keep padded lanes out of sums.",
                               lambda c: "non_pow2" in c.tags, candidates=("mask", "fill")),
-               SummaryPattern("only rows wider than one block fail: loop over the row in BLOCK_H chunks "
-                              "(for start in range(0, H, BLOCK_H)) in every pass, statistics included, each sum "
-                              "carried from one chunk to the next.",
+               SummaryPattern("only rows wider than one block fail: look at what changes from the first chunk of "
+                              "the row to the next. Does every pass walk all of H in BLOCK_H chunks (statistics "
+                              "included), carry each sum from one chunk to the next, and add what belongs once per "
+                              "row (a bias's gradient, a row's statistic) outside the loop over the chunks?",
                               lambda c: "wide" in c.tags, candidates=("loop", "accumulate")),
                SummaryPattern("only cases whose mean is far from 0 compared with their spread fail: "
                               "mean(x^2) - mean(x)^2 cancels catastrophically in fp32; compute the variance as "

@@ -56,7 +56,7 @@ class Bug:
     named: str = "cause"
     not_causes: tuple = ()                 # classes no hint may name as its cause (they send the learner astray)
     not_words: tuple = ()                  # phrases no hint may say, where a phrase, not a class, is the point
-    code: str = ""                         # the hint's stable code: declared, not asserted until report_hints gives codes
+    code: str = ""                         # the code of the hint that names `cause` (tests/bugs/pin_codes.py writes it)
     reasons: tuple = ()                    # substrings the report must contain (any one of each tuple)
     # with the sanitizer off (the values alone, as on a GPU), where the sanitized run stops at a fault
     reasons_unsanitized: tuple = ()

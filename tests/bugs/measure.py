@@ -16,21 +16,26 @@ once), as tests/test_contract.py's check_text does; an entry that may hang gets 
 with its time limit. Run from the repository root: the checker package of this tree is used.
 
 A report's hints are the sanitizer's and the checker's error messages, each failing case's own
-diagnoses (the addresses), the hints on its failing outputs that the report shows (arbitrate.shown)
+diagnoses (the addresses), the hints on its failing outputs that the report shows (as decided once: Report.shown)
 and the summary hints across cases: every hint the learner reads, whichever else the report holds. Each carries a cause class ("cause", the one the evidence names)
 and the classes it asks about ("candidates") in the worker's JSON; where those fields are missing
 (an older checker) a rough reading of the text stands in, and the verdict is marked with "~".
 
-Verdicts for a bug that is caught:
-    right       a hint names the true class (or one the entry accepts) as the cause
-    among       no hint names it, but one asks about it among its candidates
-    misleading  hints name or ask about other classes only
-    none        no hint says a class (observations only: "12 of 32 elements were never written")
-    compile     Triton's GPU front end rejects the kernel, and the message says why (a fact Triton
-                establishes, not a guess: the first thing a GPU would show the learner)
-"+wrong" is added where another hint names a different class as certain. A bug that passes is
-"PASSES" (or "blind" when the entry says the interpreter cannot see it); a correct rewrite is
-"ok" or "FAILS".
+Verdicts for a bug that is caught, on every sentence the report shows (each judged against the
+bug's true classes: it names the true class, asks about it, names or asks only about others, or
+states a fact or an observation):
+    misleading  a sentence shown names another class, or asks only about others: a learner reads
+                every sentence, and one that sends them the wrong way counts whatever else is right
+    right       no sentence misleads, and one names the true class (or one the entry accepts)
+    among       none names it, but one asks about it among its candidates ("among-generic" where
+                only the question about nearly every class does: "a slip in the arithmetic ...")
+    none        nothing shown points at the cause (observations only: "12 of 32 elements were
+                never written")
+    compile     only Triton's GPU front end spoke: it rejects the kernel, and says why (a fact)
+Each record also keeps the earlier measure, by cause classes ("by_classes": right where any hint
+names the true class, "right+wrong" where another names a different one as certain). A bug that
+passes is "PASSES" (or "blind" when the entry says the interpreter cannot see it); a correct
+rewrite is "ok" or "FAILS".
 """
 from __future__ import annotations
 
@@ -52,8 +57,6 @@ sys.path.insert(0, str(HERE.parent))  # tests/: the bugs package
 from checker import registry  # noqa: E402
 from checker.run.session import run_check  # noqa: E402
 from checker.source import from_text  # noqa: E402
-from checker.diagnosis import arbitrate  # noqa: E402
-from checker.report.model import CaseResult  # noqa: E402
 
 from bugs import Bug, Entries, apply, entries, keys as corpus_keys  # noqa: E402
 
@@ -111,7 +114,10 @@ def _error_gist(message: str) -> str:
 
 
 def hints_of(report, text: str) -> tuple[list[dict], bool]:
-    """Every distinct hint the report shows, and whether the checker gave their classes itself."""
+    """Every distinct sentence the report shows, and whether the checker gave their classes itself:
+    each diagnosis the report shows as decided once (Report.shown: errors, the cases' own, the
+    outputs' that are shown, the claims across cases), the notes that stand for those left out, the
+    experiments' lines, a fact the runner measured (an input changed) and a hang's line."""
     found: dict[str, dict] = {}
     fields = False
 
@@ -127,31 +133,22 @@ def hints_of(report, text: str) -> tuple[list[dict], bool]:
         fields = fields or (has and not measured)
         cause, candidates = (data.get("cause", ""), list(data.get("candidates", []))) if has else guess(hint)
         found[key] = {"kind": kind, "hint": hint, "cause": cause, "candidates": candidates, "case": case,
-                      "from_text": not has, "measured": measured}
+                      "code": data.get("code", ""), "from_text": not has, "measured": measured}
 
     for result in report.results:
-        if result["status"] == "error":
-            error = result["error"]
-            add(f"error:{error['kind']}", _error_gist(error["message"]), error, result["case"])
         if result.get("mutated"):  # a fact the checker measured, not a guess: an input changed
             add("mutated", f"the kernel changed its inputs: {', '.join(result['mutated'])} (inputs are read-only; "
                 "write only to outputs)", {"cause": "inplace", "candidates": []}, result["case"], measured=True)
-    stories = arbitrate.Stories()  # the report's story: a later, weaker, contradicting hint is left out
-    for result in report.results:
-        if result["status"] == "pass":
-            continue
-        case = CaseResult.from_event(result)
-        left = stories.read(case)
-        if result["status"] != "fail":
-            continue
-        sharper = arbitrate.sharper(case.diagnoses)
-        for d in case.diagnoses:  # the case's own: the addresses the run saw
-            add("case", d.text, d.to_json(), result["case"])
-        for o in case.outputs:  # each failing output's, where the report shows it
-            if not o.ok and o.diagnosis and arbitrate.shown(o.diagnosis, sharper) and o.label not in left:
-                add(f"output:{o.label}", o.diagnosis.text, o.diagnosis.to_json(), result["case"])
-    for item in getattr(report, "hints", None) or []:  # across cases
-        add("hint", item.get("hint", ""), item)
+    for shown in report.shown():  # as decided once: what every reader shows
+        d = shown.diagnosis
+        kind = {"error": "error", "case": "case", "output": f"output:{shown.output}", "summary": "hint"}[shown.source]
+        words = _error_gist(d.text) if shown.source == "error" else d.text
+        add(kind, words, d.to_json(), shown.case)
+    for case in report.cases:  # a note that stands for a hint the story left out: it names no cause
+        for note in case.notes.values():
+            add("note", note, {"cause": "", "candidates": []}, case.case)
+    for e in getattr(report, "experiments", None) or []:  # facts: the smallest failing case and its neighbours
+        add("experiment", " ".join(e["sentences"]), {"cause": "", "candidates": []})
     for line in text.split("\n"):
         stripped = line.strip()
         if "still running after" in stripped or "worker process" in stripped and "❌" in stripped:
@@ -164,7 +161,14 @@ def hints_of(report, text: str) -> tuple[list[dict], bool]:
     return list(found.values()), fields
 
 
+# facts the run establishes, true whatever the bug: Triton's compiler rejecting code, an input written to
+FACTS = {"compile", "inplace", "stub"}
+GENERIC = {"cases.every_case"}   # asks about nearly every class: "a slip in the arithmetic ... term by term"
+
+
 def verdict(bug: Bug, hints: list[dict]) -> str:
+    """The old measure, by cause classes: right where any hint names the true class (whatever else
+    another says: "right+wrong"), among where one asks about it."""
     truth = set(bug.classes)
     named = {h["cause"] for h in hints if h["cause"]}
     asked = {c for h in hints if not h["cause"] for c in h["candidates"]}
@@ -177,6 +181,42 @@ def verdict(bug: Bug, hints: list[dict]) -> str:
         return "among+wrong" if wrong else "among"
     if named or asked:
         return "misleading"
+    return "none"
+
+
+def judge(hint: dict, truth: set[str]) -> str:
+    """One sentence the learner reads, against the bug's true classes: "right" (it names the true
+    class), "among" (it asks about it), "misleading" (it names another class, or asks only about
+    others), "fact" (the compiler, an input written: true whatever the bug) or "neutral" (it names
+    no class: an observation)."""
+    cause, candidates = hint["cause"], set(hint["candidates"])
+    if cause in FACTS and cause not in truth:
+        return "fact"
+    if cause:
+        return "right" if cause in truth else "misleading"
+    if candidates:
+        return "among" if candidates & truth else "misleading"
+    return "neutral"
+
+
+def sentence_verdict(bug: Bug, hints: list[dict]) -> str:
+    """The measure of what a learner reads: every sentence the report shows is judged (judge), and
+    one that sends the learner the wrong way makes the report misleading, whatever else it says.
+    Otherwise right where one names the true class, among where one asks about it ("among-generic"
+    where only the question about nearly every class does), compile where only the compiler spoke,
+    none where nothing shown points at the cause."""
+    truth = set(bug.classes)
+    judged = [(h, judge(h, truth)) for h in hints]
+    found = {v for _, v in judged}
+    if "misleading" in found:
+        return "misleading"
+    if "right" in found:
+        return "right"
+    if "among" in found:
+        specific = [h for h, v in judged if v == "among" and h.get("code") not in GENERIC]
+        return "among" if specific else "among-generic"
+    if "fact" in found and any(h["cause"] == "compile" for h in hints):
+        return "compile"
     return "none"
 
 
@@ -221,6 +261,8 @@ def run_entry(puzzle, entry, seed: int) -> dict:
         record.update(status="runner error", error=f"{type(exc).__name__}: {exc}", seconds=0.0, hints=[])
         return record
     record["seconds"] = round(time.perf_counter() - start, 1)
+    # the experiments' share of it: what a failing check pays for its smallest failing case
+    record["experiment_seconds"] = round(sum(e.get("seconds", 0.0) for e in getattr(report, "experiments", [])), 3)
     record["passed"] = report.passed
     record["report"] = out
     hints, fields = hints_of(report, out)
@@ -234,7 +276,9 @@ def run_entry(puzzle, entry, seed: int) -> dict:
     elif report.passed:
         record["status"] = "blind" if entry.interpreter_blind else "PASSES"
     else:
-        record["status"] = ("~" if not fields else "") + verdict(entry, hints)
+        record["status"] = ("~" if not fields else "") + sentence_verdict(entry, hints)
+        record["by_classes"] = verdict(entry, hints)  # the old measure, beside it
+        record["misleading_sentences"] = [h["hint"][:300] for h in hints if judge(h, set(entry.classes)) == "misleading"]
     return record
 
 
@@ -260,6 +304,27 @@ def print_entry(r: dict, text: bool) -> None:
             print(f"    - [{h['kind']}; {tag}] {body}")
         if r["status"] == "FAILS":
             print("\n".join("      | " + ln for ln in r["report"].split("\n") if "❌" in ln or "hint" in ln))
+
+
+def summary_lines(bugs: list[dict]) -> list[str]:
+    """The totals, in both measures: every sentence shown (what a learner reads), and by cause
+    classes (the measure of earlier rounds, where a right hint outweighed a wrong one beside it)."""
+    caught = [r for r in bugs if r["status"] not in ("PASSES", "blind", "runner error")]
+    tally: dict[str, int] = {}
+    for r in bugs:
+        tally[r["status"].lstrip("~")] = tally.get(r["status"].lstrip("~"), 0) + 1
+    old: dict[str, int] = {}
+    for r in caught:
+        old[r.get("by_classes", "")] = old.get(r.get("by_classes", ""), 0) + 1
+    share = lambda n: f"{100 * n / len(caught):.1f} %" if caught else "-"  # noqa: E731
+    misleading = tally.get("misleading", 0)
+    useless = tally.get("none", 0)
+    old_misleading = old.get("misleading", 0) + old.get("among+wrong", 0)
+    return [f"{len(bugs)} bugs: " + ", ".join(f"{v} {k}" for k, v in sorted(tally.items(), key=lambda kv: -kv[1])),
+            f"every sentence shown: of {len(caught)} caught, {misleading} misleading ({share(misleading)}), "
+            f"{useless} with no useful hint ({share(useless)})",
+            f"by cause classes (the earlier measure): " + ", ".join(f"{v} {k}" for k, v in sorted(old.items(), key=lambda kv: -kv[1]))
+            + f"; misleading {old_misleading} ({share(old_misleading)})"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,17 +367,15 @@ def main(argv: list[str] | None = None) -> int:
 
     bugs = [r for r in records if r["kind"] == "bug"]
     rights = [r for r in records if r["kind"] == "right"]
-    tally: dict[str, int] = {}
-    for r in bugs:
-        tally[r["status"].lstrip("~")] = tally.get(r["status"].lstrip("~"), 0) + 1
     print()
-    print(f"{len(bugs)} bugs: " + ", ".join(f"{v} {k}" for k, v in sorted(tally.items(), key=lambda kv: -kv[1])))
+    for line in summary_lines(bugs):
+        print(line)
     by_class: dict[str, list[int]] = {}
     for r in bugs:
         row = by_class.setdefault(r["cause"], [0, 0, 0])
         row[0] += 1
         row[1] += r["status"].lstrip("~").startswith("right")
-        row[2] += r["status"].lstrip("~") in ("misleading", "among+wrong")
+        row[2] += r["status"].lstrip("~") == "misleading"
     print("by true class (bugs, right, misleading): " + ", ".join(
         f"{c} {n}/{ok}/{bad}" for c, (n, ok, bad) in sorted(by_class.items())))
     failing = [r["puzzle"] + " " + r["name"] for r in rights if r["status"] != "ok"]
