@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from checker import registry
-from checker.history.store import record_bench, record_check
+from checker.history.store import is_learner_folder, learner_folder, learners_own, record_bench, record_check
 from checker.report import json as report_json
 from checker.report.model import Report
 from checker.run.hang_limits import DEFAULT_TIMEOUT, FACTOR, FLOOR
@@ -170,7 +170,7 @@ def _check_all(args) -> int:
                 tally.count("pass" if report.passed else "fail", report.parts)
                 _say(_puzzle_line(puzzle, f"{'✅' if report.passed else '❌'} {passed}/{len(report.parts)} parts"))
                 _say_parts(puzzle, report)
-                if not args.solution:
+                if not args.solution and learners_own(path):
                     record_check(puzzle, report)
         except KeyboardInterrupt:
             # the puzzles not started are dropped and the running ones' workers stopped, so that
@@ -182,7 +182,7 @@ def _check_all(args) -> int:
     _say(tally.line())
     if args.json:
         print(json.dumps(report_json.document(entries), indent=1))
-    if not args.solution:
+    if not args.solution and is_learner_folder(folder):
         _say(f"\n{PROGRESS_LINK}")
     return EXIT_PASS if tally.everything_ok else EXIT_FAIL
 
@@ -268,6 +268,14 @@ def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
     return puzzle, source, None, path, ""
 
 
+def _shown(path: Path) -> str:
+    """A path as the learner would type it: from the checkout's root where it is inside."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def _puzzles_at_once(args) -> int:
     """Puzzles checked side by side (session.checks_at_once); one where the user chose --workers."""
     from checker.run.session import checks_at_once
@@ -342,11 +350,13 @@ def _main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"{puzzle.key} has no part {unknown[0]!r}; its parts: {', '.join(known)}", file=sys.stderr)
         return EXIT_USAGE
+    path = Path(args.notebook) if args.notebook else puzzle.notebook
+    # progress is the learner's own notebooks': not the solution's, a copy's elsewhere or a page's
+    recorded = not args.solution and learners_own(path)
     try:
         if args.solution:
             source = from_file(puzzle.solution, str(puzzle.solution.relative_to(REPO_ROOT)))
         else:
-            path = Path(args.notebook) if args.notebook else puzzle.notebook
             display = args.notebook or str(puzzle.notebook.relative_to(REPO_ROOT))
             source = from_notebook(path, display)
     except NotebookError as err:
@@ -359,8 +369,8 @@ def _main(argv: list[str] | None = None) -> int:
         status, rows = run_bench(puzzle, source, timeout=args.timeout or DEFAULT_TIMEOUT,
                                  write=(lambda line: print(line, file=sys.stderr)) if args.json else print,
                                  profile=args.profile,
-                                 checked=None if args.solution else lambda report: record_check(puzzle, report))
-        if status == EXIT_PASS and not args.solution:
+                                 checked=(lambda report: record_check(puzzle, report)) if recorded else None)
+        if status == EXIT_PASS and recorded:
             record_bench(puzzle, rows)
         if args.json:
             import time
@@ -376,8 +386,11 @@ def _main(argv: list[str] | None = None) -> int:
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
                        sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)
-    if not args.solution:
+    if recorded:
         record_check(puzzle, report)
+    elif not args.solution and not args.json and not report.usage_error:
+        print(f"(Not recorded in your progress: it holds the checks of the notebooks in "
+              f"{_shown(learner_folder())}/ only.)", file=sys.stderr)
     if args.json:
         print(json.dumps(report_json.document([report_json.report_entry(puzzle, source.origin, report)]), indent=1))
     if report.usage_error:

@@ -39,6 +39,15 @@ def test_usage_and_file_errors_are_one_line_with_exit_status_2(args, words):
     assert "Traceback" not in run.stdout + run.stderr
 
 
+def test_a_kernel_cell_that_does_not_parse_is_said_first_and_nothing_passes(tmp_path):
+    unclosed = P01.solution.read_text(encoding="utf-8").replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK", 1)
+    notebook = solved_notebook(P01, tmp_path / "p01.ipynb", unclosed)
+    run = checker("p01", "--notebook", str(notebook))
+    assert run.returncode == 1 and "✅" not in run.stdout
+    assert run.stdout.splitlines()[1].startswith("❌ The cell that defines `add_constant_kernel` does not run "
+                                                 "(SyntaxError: '(' was never closed, line "), run.stdout
+
+
 def test_a_file_that_is_not_a_notebook_is_one_line_with_exit_status_2(tmp_path):
     bad = tmp_path / "broken.ipynb"
     bad.write_text("{ not json", encoding="utf-8")
