@@ -54,8 +54,10 @@ class _Parser(argparse.ArgumentParser):
     """One line for a mistyped option, with the likeliest meant one, instead of every flag."""
 
     def error(self, message: str):
-        unknown = [word for word in message.replace(",", " ").split() if word.startswith("--")]
         options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        # a known option named in the message ("argument --timeout: must be ...") is no typo
+        unknown = [word for word in message.replace(",", " ").split()
+                   if word.startswith("--") and word.split("=")[0].rstrip(":") not in options]
         for word in unknown:
             close = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)
             if close:
@@ -119,6 +121,21 @@ def _add_part_flags(parser: argparse.ArgumentParser) -> None:
     for name in names:
         parser.add_argument(f"--{name}", action="append_const", const=name, dest="parts",
                             help=f"check only the '{name}' part")
+
+
+def _which_puzzle(args) -> None:
+    """A command that needs a puzzle, given none: one line with the command it wants, not the usage."""
+    keys = [p.key for p in registry.all_puzzles()]
+    benched = [p.key for p in registry.all_puzzles() if p.bench]
+    if args.bench or args.profile:
+        example = f"python -m checker {benched[0] if benched else 'p25'} --bench (puzzles with a benchmark: " \
+                  f"{', '.join(benched)})"
+    elif args.reset:
+        example = "python -m checker p01 --reset (backs your notebook up next to it, then restores its stubs)"
+    else:
+        example = "python -m checker p01 (the saved notebook of puzzle 1)"
+    print(f"python -m checker: which puzzle? e.g. {example}. The puzzles: {keys[0]} to {keys[-1]} "
+          f"(python -m checker --list); the options: python -m checker --help", file=sys.stderr)
 
 
 def _list() -> int:
@@ -314,6 +331,13 @@ def main(argv: list[str] | None = None) -> int:
         kill_busy_workers()
         print("\nInterrupted: the check stopped, and nothing was written.", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`| head`): stop the workers and stop quietly, as a shell tool does
+        from checker.run.client import EXIT_PIPE, quiet_stdout
+        from checker.run.runner import kill_busy_workers
+        kill_busy_workers()
+        quiet_stdout()
+        return EXIT_PIPE
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -334,7 +358,7 @@ def _main(argv: list[str] | None = None) -> int:
     if args.grade:
         return _grade(args)
     if not args.puzzle:
-        parser.print_usage(sys.stderr)
+        _which_puzzle(args)
         return EXIT_USAGE
     try:
         puzzle = registry.get(args.puzzle)

@@ -30,13 +30,23 @@ def checker(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     (["p01", "--timeout", "-3"], "above 0"),
     (["p99"], "no puzzle called"),
     (["p01", "--unfused"], "has no part"),
-    ([], "usage"),
+    ([], "which puzzle? e.g. python -m checker p01 "),
+    (["--reset"], "which puzzle? e.g. python -m checker p01 --reset"),
+    (["--bench"], "which puzzle? e.g. python -m checker p22 --bench"),
+    (["p01", "--tiemout", "3"], "(did you mean --timeout?)"),
 ])
 def test_usage_and_file_errors_are_one_line_with_exit_status_2(args, words):
     run = checker(*args)
     assert run.returncode == 2, run.stdout + run.stderr
     assert words in run.stderr
-    assert "Traceback" not in run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr and "usage:" not in run.stderr  # not the usage block
+    assert ("did you mean" in run.stderr) == ("--tiemout" in args)  # a value out of range is no typo
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly():
+    run = subprocess.run(f"{sys.executable} -m checker --list | head -1", shell=True, cwd=REPO_ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.stdout.startswith("p01") and run.stderr == "", run.stderr
 
 
 def test_a_kernel_cell_that_does_not_parse_is_said_first_and_nothing_passes(tmp_path):
