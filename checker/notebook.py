@@ -185,6 +185,8 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
         record_check(spec, report)
     if live:
         return live.show(report, plot)
+    if report.usage_error:  # said above, in one line: no verdict below it either
+        return NotebookReport(**vars(report))
     if plot and not report.passed:
         from checker.report.plot import plot_failures
         plot_failures(report)
