@@ -3,6 +3,7 @@ against the schema kept in the repo), --reset on the notebook it is given, and s
 checked when they load."""
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -31,16 +32,26 @@ def checker(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     (["p99"], "no puzzle called"),
     (["p01", "--unfused"], "has no part"),
     ([], "which puzzle? e.g. python -m checker p01 "),
-    (["--reset"], "which puzzle? e.g. python -m checker p01 --reset"),
-    (["--bench"], "which puzzle? e.g. python -m checker p22 --bench"),
-    (["p01", "--tiemout", "3"], "(did you mean --timeout?)"),
 ])
 def test_usage_and_file_errors_are_one_line_with_exit_status_2(args, words):
     run = checker(*args)
     assert run.returncode == 2, run.stdout + run.stderr
     assert words in run.stderr
     assert "Traceback" not in run.stdout + run.stderr and "usage:" not in run.stderr  # not the usage block
-    assert ("did you mean" in run.stderr) == ("--tiemout" in args)  # a value out of range is no typo
+    assert "did you mean" not in run.stderr  # a value out of range is no typo
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--reset"], "which puzzle? e.g. python -m checker p01 --reset"),
+    (["--bench"], "which puzzle? e.g. python -m checker p22 --bench"),
+    (["p01", "--tiemout", "3"], "(did you mean --timeout?)"),
+])
+def test_a_command_without_its_puzzle_or_with_a_typo_says_what_it_wants(args, words, capsys):
+    from checker import cli
+    with pytest.raises(SystemExit) if "--tiemout" in args else contextlib.nullcontext():
+        assert cli.main(args) == 2
+    said = capsys.readouterr().err
+    assert words in said and "usage:" not in said and len(said.strip().splitlines()) <= 2, said
 
 
 def test_output_piped_into_a_reader_that_stops_early_ends_quietly():
