@@ -6,7 +6,11 @@ argv = sys.argv[1:]
 if argv[:1] == ["lab"]:  # JupyterLab for the puzzles (checker/lab.py), not a check
     from checker.lab import main as lab
     sys.exit(lab(argv[1:]))
-status = client.main(argv)
+try:
+    status = client.main(argv)
+except BrokenPipeError:  # the reader of a warm server's answer went away (`| head`): stop quietly
+    client.quiet_stdout()
+    sys.exit(client.EXIT_PIPE)
 if status is None:  # no server ran it: here, as always, then a warm server for the next command
     from checker.cli import main
     status = main(argv)

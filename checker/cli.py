@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from checker import registry
-from checker.history.store import record_bench, record_check
+from checker.history.store import is_learner_folder, learner_folder, learners_own, record_bench, record_check
 from checker.report import json as report_json
 from checker.report.model import Report
 from checker.run.hang_limits import DEFAULT_TIMEOUT, FACTOR, FLOOR
@@ -54,8 +54,10 @@ class _Parser(argparse.ArgumentParser):
     """One line for a mistyped option, with the likeliest meant one, instead of every flag."""
 
     def error(self, message: str):
-        unknown = [word for word in message.replace(",", " ").split() if word.startswith("--")]
         options = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        # a known option named in the message ("argument --timeout: must be ...") is no typo
+        unknown = [word for word in message.replace(",", " ").split()
+                   if word.startswith("--") and word.split("=")[0].rstrip(":") not in options]
         for word in unknown:
             close = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)
             if close:
@@ -121,6 +123,21 @@ def _add_part_flags(parser: argparse.ArgumentParser) -> None:
                             help=f"check only the '{name}' part")
 
 
+def _which_puzzle(args) -> None:
+    """A command that needs a puzzle, given none: one line with the command it wants, not the usage."""
+    keys = [p.key for p in registry.all_puzzles()]
+    benched = [p.key for p in registry.all_puzzles() if p.bench]
+    if args.bench or args.profile:
+        example = f"python -m checker {benched[0] if benched else 'p25'} --bench (puzzles with a benchmark: " \
+                  f"{', '.join(benched)})"
+    elif args.reset:
+        example = "python -m checker p01 --reset (backs your notebook up next to it, then restores its stubs)"
+    else:
+        example = "python -m checker p01 (the saved notebook of puzzle 1)"
+    print(f"python -m checker: which puzzle? e.g. {example}. The puzzles: {keys[0]} to {keys[-1]} "
+          f"(python -m checker --list); the options: python -m checker --help", file=sys.stderr)
+
+
 def _list() -> int:
     for puzzle in registry.all_puzzles():
         parts = ", ".join(f"--{p.name} ({p.title})" for p in puzzle.parts)
@@ -170,7 +187,7 @@ def _check_all(args) -> int:
                 tally.count("pass" if report.passed else "fail", report.parts)
                 _say(_puzzle_line(puzzle, f"{'✅' if report.passed else '❌'} {passed}/{len(report.parts)} parts"))
                 _say_parts(puzzle, report)
-                if not args.solution:
+                if not args.solution and learners_own(path):
                     record_check(puzzle, report)
         except KeyboardInterrupt:
             # the puzzles not started are dropped and the running ones' workers stopped, so that
@@ -182,7 +199,7 @@ def _check_all(args) -> int:
     _say(tally.line())
     if args.json:
         print(json.dumps(report_json.document(entries), indent=1))
-    if not args.solution:
+    if not args.solution and is_learner_folder(folder):
         _say(f"\n{PROGRESS_LINK}")
     return EXIT_PASS if tally.everything_ok else EXIT_FAIL
 
@@ -268,6 +285,14 @@ def _prepare(puzzle: Puzzle, folder: Path, args) -> tuple:
     return puzzle, source, None, path, ""
 
 
+def _shown(path: Path) -> str:
+    """A path as the learner would type it: from the checkout's root where it is inside."""
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def _puzzles_at_once(args) -> int:
     """Puzzles checked side by side (session.checks_at_once); one where the user chose --workers."""
     from checker.run.session import checks_at_once
@@ -306,6 +331,13 @@ def main(argv: list[str] | None = None) -> int:
         kill_busy_workers()
         print("\nInterrupted: the check stopped, and nothing was written.", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`| head`): stop the workers and stop quietly, as a shell tool does
+        from checker.run.client import EXIT_PIPE, quiet_stdout
+        from checker.run.runner import kill_busy_workers
+        kill_busy_workers()
+        quiet_stdout()
+        return EXIT_PIPE
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -326,7 +358,7 @@ def _main(argv: list[str] | None = None) -> int:
     if args.grade:
         return _grade(args)
     if not args.puzzle:
-        parser.print_usage(sys.stderr)
+        _which_puzzle(args)
         return EXIT_USAGE
     try:
         puzzle = registry.get(args.puzzle)
@@ -342,11 +374,13 @@ def _main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"{puzzle.key} has no part {unknown[0]!r}; its parts: {', '.join(known)}", file=sys.stderr)
         return EXIT_USAGE
+    path = Path(args.notebook) if args.notebook else puzzle.notebook
+    # progress is the learner's own notebooks': not the solution's, a copy's elsewhere or a page's
+    recorded = not args.solution and learners_own(path)
     try:
         if args.solution:
             source = from_file(puzzle.solution, str(puzzle.solution.relative_to(REPO_ROOT)))
         else:
-            path = Path(args.notebook) if args.notebook else puzzle.notebook
             display = args.notebook or str(puzzle.notebook.relative_to(REPO_ROOT))
             source = from_notebook(path, display)
     except NotebookError as err:
@@ -359,8 +393,8 @@ def _main(argv: list[str] | None = None) -> int:
         status, rows = run_bench(puzzle, source, timeout=args.timeout or DEFAULT_TIMEOUT,
                                  write=(lambda line: print(line, file=sys.stderr)) if args.json else print,
                                  profile=args.profile,
-                                 checked=None if args.solution else lambda report: record_check(puzzle, report))
-        if status == EXIT_PASS and not args.solution:
+                                 checked=(lambda report: record_check(puzzle, report)) if recorded else None)
+        if status == EXIT_PASS and recorded:
             record_bench(puzzle, rows)
         if args.json:
             import time
@@ -376,8 +410,11 @@ def _main(argv: list[str] | None = None) -> int:
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
                        sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)
-    if not args.solution:
+    if recorded:
         record_check(puzzle, report)
+    elif not args.solution and not args.json and not report.usage_error:
+        print(f"(Not recorded in your progress: it holds the checks of the notebooks in "
+              f"{_shown(learner_folder())}/ only.)", file=sys.stderr)
     if args.json:
         print(json.dumps(report_json.document([report_json.report_entry(puzzle, source.origin, report)]), indent=1))
     if report.usage_error:

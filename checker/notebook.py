@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import inspect
 import re
+from pathlib import Path
 
 from checker import registry
-from checker.history.store import record_check
+from checker.cell_history import notebook_file
+from checker.history.store import is_learner_folder, learners_own, record_check
 from checker.history.view import ProgressView
 
 from checker.report import html as rich
@@ -54,8 +56,8 @@ def in_jupyter() -> bool:
 
 
 class NotebookReport(Report):
-    """A report check() has already shown as HTML: as the cell's value it shows nothing more (the
-    verdict is the report's first line on the screen; a second one below it would only repeat it)."""
+    """A report check() has already shown (as HTML, or a line that says why there is none): as the
+    cell's value it shows nothing more (a verdict below it would only repeat it, or invent one)."""
 
     def _ipython_display_(self) -> None:
         pass
@@ -134,11 +136,14 @@ def puzzle_of_namespace(namespace: dict) -> Puzzle:
 def check(puzzle: str | None = None, part: str | list[str] | None = None, *, solution: bool = False,
           namespace: dict | None = None, backend: str = "auto", timeout: float | None = None,
           seed: int = 0, sanitize: bool = True, verbose: bool = False, plot: bool = True,
-          only_documented: bool = False, in_process: bool = False, html: bool | None = None) -> Report:
+          only_documented: bool = False, in_process: bool = False, html: bool | None = None,
+          stale: bool = False) -> Report:
     """Check `part` of `puzzle` (None: every part); `check("backward")` finds the puzzle itself.
 
     The kernels come from `namespace` (default: the calling notebook's globals, as last run), or
     from the reference solution with solution=True. Returns a Report (truthy when all passed).
+    A kernel whose cell no longer holds what defined it (its last run failed, or it changed since;
+    checker/cell_history.py) is not checked: the report says so first. stale=True checks it anyway.
     html: the report as HTML (default: in a Jupyter kernel) or as the shell's text (False).
     """
     if puzzle is not None and part is None and not _is_puzzle_key(puzzle):
@@ -155,11 +160,14 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
     except (KeyError, CheckUsageError) as err:
         message = err.args[0]
         print(f"❌ {message}")
-        return Report(False, message, [])
+        return NotebookReport(False, message, [], usage_error=message)
     if solution:
         source = from_file(spec.solution, str(spec.solution.relative_to(REPO_ROOT)))
     else:
-        source = from_namespace(namespace, LIVE_ORIGIN)
+        source = from_namespace(namespace, LIVE_ORIGIN, stale_too=stale)
+        for kernel in source.stale.values() if stale else ():
+            print(f"⚠ {kernel.cell[0].upper()}{kernel.cell[1:]} no longer holds the `{kernel.name}` that ran: "
+                  f"checked as it last ran, as asked (stale=True).")
     live = LiveReport() if (in_jupyter() if html is None else html) else None
     try:
         report = run_check(spec, parts, source, backend=backend, timeout=timeout, seed=seed, sanitize=sanitize,
@@ -172,15 +180,25 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
         if live:
             live.clear()
         print("❌ Interrupted: the check stopped. Nothing was written; run the cell again to check.")
-        return Report(False, "interrupted", [])
-    if not solution:
+        return NotebookReport(False, "interrupted", [])
+    if not solution and learners_notebook(namespace):
         record_check(spec, report)
     if live:
         return live.show(report, plot)
+    if report.usage_error:  # said above, in one line: no verdict below it either
+        return NotebookReport(**vars(report))
     if plot and not report.passed:
         from checker.report.plot import plot_failures
         plot_failures(report)
     return report
+
+
+def learners_notebook(namespace: dict) -> bool:
+    """Is the notebook that runs this check one of the learner's own (puzzles/), whose checks are
+    their progress? Its front end names it; where none does, a Jupyter kernel runs in the
+    notebook's folder (the book's build runs its pages in book/, a script where it is started)."""
+    path = notebook_file(namespace)
+    return learners_own(path) if path is not None else is_learner_folder(Path.cwd())
 
 
 def progress() -> ProgressView:

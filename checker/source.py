@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from checker.cell_history import CELL_OF, StaleKernel, stale_kernels  # CELL_OF: a cell named by its first function
+
 KERNEL_TAG = "kernel"  # notebook cells holding the learner's @triton.jit code carry this tag
 DEF = re.compile(r"^[ \t]*def[ \t]+(\w+)[ \t]*\(", re.M)
-CELL_OF = "the cell that defines "  # a notebook cell named by its first function: JupyterLab numbers no cells
 CODE_CELL = "code cell "  # one that defines none, by its rank among the code cells
 PRELUDE = "import torch\nimport triton\nimport triton.language as tl\n"
 
@@ -39,6 +40,9 @@ class KernelSource:
     # whose last run failed): for a message that says what is actually missing. Not sent to workers.
     elsewhere: dict[str, tuple[str, str]] = field(default_factory=dict)   # name -> (place, code)
     no_kernel_cells: bool = False    # a saved notebook without a single cell tagged `kernel`
+    # live kernels whose cell no longer holds what defined them (checker/cell_history.py): left out
+    # of the text unless asked for, so that no part reports on code the learner no longer has
+    stale: dict[str, StaleKernel] = field(default_factory=dict)
     _loop_lines: set | None = field(default=None, repr=False, compare=False)  # lines inside loops (lazily)
 
     def chunk_text(self, chunk: Chunk) -> str:
@@ -53,7 +57,7 @@ class KernelSource:
             for i in range(chunk.first_line - 1, chunk.first_line - 1 + chunk.n_lines):
                 if i < len(lines):
                     lines[i] = ""
-        return KernelSource("\n".join(lines), self.origin, self.filename, self.chunks)
+        return KernelSource("\n".join(lines), self.origin, self.filename, self.chunks, stale=self.stale)
 
     def describe_line(self, lineno: int, name_function: bool = True) -> str:
         """'`add_kernel`, line 3 of its cell': JupyterLab shows no cell numbers, so a notebook's cell
@@ -138,16 +142,18 @@ class NotebookError(Exception):
     """A notebook that cannot be read: missing, or not a notebook. One line for the learner."""
 
 
-def read_notebook(path: Path) -> dict:
+def read_notebook(path: Path, shown: str | None = None) -> dict:
+    """The notebook's JSON; a NotebookError names it as `shown` (default: its path)."""
     path = Path(path)
+    shown = shown or str(path)
     if not path.is_file():
-        raise NotebookError(f"no notebook at {path}" + (" (a folder)" if path.is_dir() else ""))
+        raise NotebookError(f"no notebook at {shown}" + (" (a folder)" if path.is_dir() else ""))
     try:
         notebook = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise NotebookError(f"{path} is not a notebook (not valid JSON: {err})") from None
+        raise NotebookError(f"{shown} is not a notebook (not valid JSON: {err})") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise NotebookError(f"{path} is not a Jupyter notebook (no list of cells)")
+        raise NotebookError(f"{shown} is not a Jupyter notebook (no list of cells)")
     return notebook
 
 
@@ -166,7 +172,7 @@ def _cell_place(text: str, number: int) -> str:
 
 def from_notebook(path: Path, display_name: str) -> KernelSource:
     """The cells tagged `kernel` of a saved notebook (plain JSON: no Jupyter needed here)."""
-    notebook = read_notebook(path)
+    notebook = read_notebook(path, display_name)
     pieces, untagged = [], {}
     code_cells = [cell for cell in notebook.get("cells", []) if cell.get("cell_type") == "code"]
     for number, cell in enumerate(code_cells, start=1):
@@ -192,9 +198,10 @@ def from_text(text: str, display_name: str) -> KernelSource:
     return _combine([(text, display_name, 0)], display_name, f"<{display_name}>")
 
 
-def from_namespace(namespace: dict, origin: str = "this notebook") -> KernelSource:
-    """Every @triton.jit function defined in a live namespace (the notebook's globals), as now edited."""
-    pieces = []
+def from_namespace(namespace: dict, origin: str = "this notebook", stale_too: bool = False) -> KernelSource:
+    """Every @triton.jit function defined in a live namespace (the notebook's globals), as last run;
+    but those whose cell no longer holds them (`source.stale`), unless stale_too."""
+    pieces, functions = [], {}
     # IPython keeps every cell as run (_ih): a kernel that is not defined may sit in a cell whose
     # last run failed (a syntax error, say): find it, to say so instead of "not defined"
     tried = {}
@@ -209,18 +216,24 @@ def from_namespace(namespace: dict, origin: str = "this notebook") -> KernelSour
             lines, start = inspect.getsourcelines(fn)
         except (OSError, TypeError):
             continue
-        pieces.append(("".join(lines), f"`{name}`", start - 1 if start else 0))
-    source = _combine(pieces, origin, f"<{origin}>")
+        functions[name] = fn
+        pieces.append((name, "".join(lines), f"`{name}`", start - 1 if start else 0))
+    stale = stale_kernels(namespace, functions)
+    source = _combine([piece for name, *piece in pieces if stale_too or name not in stale], origin, f"<{origin}>")
     source.elsewhere = {k: v for k, v in tried.items() if k not in namespace}
+    source.stale = stale
     return source
 
 
 @dataclass
 class StaticProblem:
-    kind: str          # "syntax", "missing", "not_implemented"
+    kind: str          # "syntax", "missing", "untagged", "not_implemented", "stale"
     kernel: str        # kernel name, or "" for a syntax error
     message: str
     where: str = ""
+    # a cell that does not run (or no longer holds what ran), in one line for the top of the report:
+    # what happened to it and what to do; "" for a problem of one kernel (a stub, an untagged cell)
+    lead: str = ""
 
 
 def _raises_not_implemented(fn: ast.FunctionDef) -> str | None:
@@ -234,9 +247,23 @@ def _raises_not_implemented(fn: ast.FunctionDef) -> str | None:
     return None
 
 
-def _syntax_problem(err: SyntaxError, where: str) -> StaticProblem:
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _syntax_problem(err: SyntaxError, where: str, cell: str, fix: str, line: int) -> StaticProblem:
+    """cell: how the learner finds what does not run ("the cell that defines `k`", a file's name) and
+    line its line there (0: none); fix: what makes the fixed text count ("save the notebook")."""
     code = (err.text or "").strip()
-    return StaticProblem("syntax", "", f"SyntaxError: {err.msg}" + (f"\n   {code}" if code else ""), where)
+    at = f", line {line}" if line else ""
+    lead = f"{_capital(cell)} does not run (SyntaxError: {err.msg}{at}): nothing in it is checked. " \
+           f"Fix it{', ' + fix if fix else ''}, then check again."
+    return StaticProblem("syntax", "", f"SyntaxError: {err.msg}" + (f"\n   {code}" if code else ""), where, lead)
+
+
+def _fix_of(place: str) -> str:
+    """What makes a fixed cell count: a saved notebook's cell is read when saved; a file when written."""
+    return "save the notebook" if place.startswith((CELL_OF, CODE_CELL)) else ""
 
 
 def broken_chunks(source: KernelSource) -> list[tuple[Chunk, SyntaxError]]:
@@ -253,22 +280,32 @@ def broken_chunks(source: KernelSource) -> list[tuple[Chunk, SyntaxError]]:
 def _missing(source: KernelSource, name: str) -> StaticProblem:
     if name in source.elsewhere:
         place, code = source.elsewhere[name]
+        cell = f"{CELL_OF}`{name}`"
         try:
             ast.parse(code)
         except SyntaxError as err:
             line = f", line {err.lineno}" if err.lineno else ""
-            return _syntax_problem(err, f"`{name}`, in {place}{line}")
+            return _syntax_problem(err, f"`{name}`, in {place}{line}", cell, "run the cell", err.lineno or 0)
         if "not tagged" in place:
             return StaticProblem("untagged", name, f"`{name}` is in {place}: the checker reads the kernels "
                                  f"from the cells tagged `{KERNEL_TAG}` only. Add the tag (JupyterLab: the "
                                  f"property inspector, gear icon at the top right, Cell Tags).")
         return StaticProblem("missing", name, f"`{name}` is not defined: {place} raised an error. Run that "
-                             f"cell again and fix the error it shows.")
+                             f"cell again and fix the error it shows.",
+                             lead=f"{_capital(cell)} raised an error when it last ran, before it defined "
+                                  f"`{name}`. Fix the error the cell shows, run it, then check again.")
     if source.no_kernel_cells:
         return StaticProblem("missing", name, f"no cell of {source.origin} is tagged `{KERNEL_TAG}`, and none "
                              f"defines `{name}`: is this the puzzle's notebook?")
     return StaticProblem("missing", name, f"`{name}` is not defined in {source.origin}: run the cell that defines "
                          f"it, and keep the kernel's name as the puzzle gives it.")
+
+
+def _stale_problems(source: KernelSource, kernels: tuple[str, ...], defined: dict) -> list[StaticProblem]:
+    """The part's kernels, and the functions they call, that are left out as stale."""
+    called = {node.id for k in kernels if k in defined for node in ast.walk(defined[k]) if isinstance(node, ast.Name)}
+    return [StaticProblem("stale", name, s.problem, lead=s.lead) for name, s in source.stale.items()
+            if name not in defined and (name in kernels or name in called)]
 
 
 def static_problems(source: KernelSource, kernels: tuple[str, ...]) -> list[StaticProblem]:
@@ -278,16 +315,21 @@ def static_problems(source: KernelSource, kernels: tuple[str, ...]) -> list[Stat
     try:
         tree = ast.parse(source.without([c for c, _ in broken]).text, filename=source.filename)
     except SyntaxError as err:  # not cell by cell (a plain file): the whole text is one piece
-        return [_syntax_problem(err, source.describe_line(err.lineno or 0))]
+        return [_syntax_problem(err, source.describe_line(err.lineno or 0), source.origin, "",
+                                source.learner_line(err.lineno or 0))]
     defined = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    problems = []
+    problems = _stale_problems(source, kernels, defined)
     for name in kernels:
         node = defined.get(name)
         if node is None:
+            if name in source.stale:
+                continue  # said above
             cell = next(((c, e) for c, e in broken if name in DEF.findall(source.chunk_text(c))), None)
             if cell is not None:
                 chunk, err = cell
-                problems.append(_syntax_problem(err, f"{chunk.place}, line {(err.lineno or 1) + chunk.line_offset}"))
+                line = (err.lineno or 1) + chunk.line_offset
+                problems.append(_syntax_problem(err, f"{chunk.place}, line {line}", chunk.place,
+                                                _fix_of(chunk.place), line))
             else:
                 problems.append(_missing(source, name))
             continue

@@ -34,8 +34,10 @@ import triton.language as tl
 
 
 @triton.jit
-def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr, dgamma_part_ptr, dbeta_part_ptr, M, H, eps,
-                           ROWS: tl.constexpr, BLOCK_H: tl.constexpr, TAIL: tl.constexpr, STAGES: tl.constexpr):
+def ln_bwd_roofline_kernel(x_ptr, gamma_ptr, dz_ptr, dx_ptr,
+                           dgamma_part_ptr, dbeta_part_ptr, M, H, eps,
+                           ROWS: tl.constexpr, BLOCK_H: tl.constexpr, TAIL: tl.constexpr,
+                           STAGES: tl.constexpr):
     """Program pid handles the row blocks pid, pid + P, ... (ROWS rows each); dx for each row, and
     its dgamma/dbeta shares summed in registers, stored once into partial row pid. Grid: (P,).
 

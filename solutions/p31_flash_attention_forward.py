@@ -18,7 +18,8 @@ import triton.language as tl
 
 @triton.jit
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, L, S, scale, GROUP, D: tl.constexpr,
-                    BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr, CAUSAL: tl.constexpr):
+                    BLOCK_Q: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr,
+                    CAUSAL: tl.constexpr):
     """o and lse for BLOCK_Q queries of one (batch, head), walking the keys BLOCK_K at a time.
 
     Grid: (cdiv(L, BLOCK_Q), B * H)."""

@@ -29,12 +29,27 @@ import pytest  # noqa: E402
 
 def _read_the_repositorys_notebooks() -> None:
     """Every test reads a puzzle's notebook as git holds it (tests/pristine.py), not the learner's
-    working copy in puzzles/: the suite checks the repository, whatever a learner has written there."""
+    working copy in puzzles/: the suite checks the repository, whatever a learner has written there,
+    staged or committed (a notebook whose kernels are not all stubs is a learner's)."""
     from checker.puzzle.model import REPO_ROOT, Puzzle
     from pristine import pristine
     working = Puzzle.notebook.fget
-    Puzzle.notebook = property(lambda puzzle: pristine(working(puzzle), REPO_ROOT),
-                               doc="the notebook as git's index holds it (tests/conftest.py)")
+    Puzzle.notebook = property(lambda puzzle: pristine(working(puzzle), REPO_ROOT, lambda text: _stubs(text, puzzle)),
+                               doc="the notebook as git holds it, as the project gives it (tests/conftest.py)")
+
+
+def _stubs(text: bytes, puzzle) -> bool:
+    """Does this notebook hold the puzzle's stubs, every kernel not written yet (as the project gives it)?"""
+    import json
+
+    from checker.source import KERNEL_TAG, cell_text, from_text, not_started
+    try:
+        notebook = json.loads(text)
+        cells = [c for c in notebook["cells"] if KERNEL_TAG in c.get("metadata", {}).get("tags", [])]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False
+    code = "\n\n".join(cell_text(c) for c in cells)
+    return bool(cells) and not_started(from_text(code, "notebook"), puzzle.kernel_names)
 
 
 _read_the_repositorys_notebooks()

@@ -3,6 +3,7 @@ against the schema kept in the repo), --reset on the notebook it is given, and s
 checked when they load."""
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -30,13 +31,42 @@ def checker(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     (["p01", "--timeout", "-3"], "above 0"),
     (["p99"], "no puzzle called"),
     (["p01", "--unfused"], "has no part"),
-    ([], "usage"),
+    ([], "which puzzle? e.g. python -m checker p01 "),
 ])
 def test_usage_and_file_errors_are_one_line_with_exit_status_2(args, words):
     run = checker(*args)
     assert run.returncode == 2, run.stdout + run.stderr
     assert words in run.stderr
-    assert "Traceback" not in run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr and "usage:" not in run.stderr  # not the usage block
+    assert "did you mean" not in run.stderr  # a value out of range is no typo
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--reset"], "which puzzle? e.g. python -m checker p01 --reset"),
+    (["--bench"], "which puzzle? e.g. python -m checker p22 --bench"),
+    (["p01", "--tiemout", "3"], "(did you mean --timeout?)"),
+])
+def test_a_command_without_its_puzzle_or_with_a_typo_says_what_it_wants(args, words, capsys):
+    from checker import cli
+    with pytest.raises(SystemExit) if "--tiemout" in args else contextlib.nullcontext():
+        assert cli.main(args) == 2
+    said = capsys.readouterr().err
+    assert words in said and "usage:" not in said and len(said.strip().splitlines()) <= 2, said
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly():
+    run = subprocess.run(f"{sys.executable} -m checker --list | head -1", shell=True, cwd=REPO_ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.stdout.startswith("p01") and run.stderr == "", run.stderr
+
+
+def test_a_kernel_cell_that_does_not_parse_is_said_first_and_nothing_passes(tmp_path):
+    unclosed = P01.solution.read_text(encoding="utf-8").replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK", 1)
+    notebook = solved_notebook(P01, tmp_path / "p01.ipynb", unclosed)
+    run = checker("p01", "--notebook", str(notebook))
+    assert run.returncode == 1 and "✅" not in run.stdout
+    assert run.stdout.splitlines()[1].startswith("❌ The cell that defines `add_constant_kernel` does not run "
+                                                 "(SyntaxError: '(' was never closed, line "), run.stdout
 
 
 def test_a_file_that_is_not_a_notebook_is_one_line_with_exit_status_2(tmp_path):

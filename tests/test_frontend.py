@@ -76,6 +76,19 @@ def test_break_fails_as_a_compile_error_at_the_learners_line():
     assert error.to_json()["cause"] == "compile"
 
 
+def test_a_loop_on_a_condition_that_never_changes_is_named_with_what_to_write():
+    error = rejected("""
+@triton.jit
+def k(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    while True:
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < N), mask=offs < N)
+""", "forever")
+    assert "`while True:` tests a condition fixed when the kernel compiles" in error.message, error.message
+    assert "range(...)" in error.message and "'constexpr' object" not in error.message
+    assert error.code == "while True:"
+
+
 def test_if_on_a_block_asks_for_tl_where():
     error = rejected("""
 @triton.jit

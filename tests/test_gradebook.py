@@ -1,7 +1,9 @@
 """A teacher's gradebook (`python -m checker --grade DIR`): the README's two-student example as it is
-written there, a class with a hanging kernel (its cell shows the hang, the others are graded),
-grading again incrementally, and the students' notebooks never written to. Kept to p01 and p02 and
-a one-second time limit: seconds, not minutes."""
+written there, a class with a hanging kernel (its cell shows the hang and the line it was stuck on,
+the others are graded), a kernel cell that does not parse ("does not run"), a long reason (cut at a
+word in the CSV, whole in the JSON), a missing notebook said once per student, grading again
+incrementally, and the students' notebooks never written to. Kept to p01 and p02 and a one-second
+time limit: seconds, not minutes."""
 from __future__ import annotations
 
 import csv
@@ -75,7 +77,7 @@ def test_the_readmes_two_student_example_grades_as_it_says(tmp_path):
     cpu_only = not _cuda()  # a GPU host checks more cases: there only the verdicts are as shown
     for got, want in zip(rows[1:], shown[1:]):
         for cell, words in zip(got, want, strict=True):
-            assert cell.split()[0] == words.split()[0], (cell, words)
+            assert (cell.split() or [""])[0] == (words.split() or [""])[0], (cell, words)
             if cpu_only:
                 assert cell.startswith(words.rstrip("…").rstrip()), (cell, words)  # "…": cut in the README
     assert "mask" in rows[2][2]
@@ -92,29 +94,51 @@ def _cuda() -> bool:
 def test_a_hang_is_contained_to_its_cell_and_grading_again_checks_only_what_changed(tmp_path):
     folder = tmp_path / "class"
     _two_students(folder)
-    solved_notebook(P01, folder / "carol" / P01.notebook.name, HANG)  # and no p02 at all
+    solved_notebook(P01, folder / "carol" / P01.notebook.name, HANG)
     solved_notebook(P02, folder / "carol" / P02.notebook.name)
+    unclosed = P01.solution.read_text(encoding="utf-8").replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK", 1)
+    solved_notebook(P01, folder / "dan" / P01.notebook.name, unclosed)  # and no p02 at all
     before = _files(folder)
     said: list[str] = []
     book, csv_path, json_path = grade(folder, [P01, P02], jobs=2, backend="interpreter", timeout=1.0,
                                       say=said.append)
-    assert list(book.students) == ["ada", "carol", "grace"]
+    assert list(book.students) == ["ada", "carol", "dan", "grace"]
     hung = book.cell("carol", "p01", "forward")
     assert hung["verdict"] == cells.HANG and hung["passed"] == 0 and hung["cases"] > 0
-    assert "still running after 1 s" in hung["reason"] and "add_constant_kernel" in hung["reason"]
+    assert hung["cause"] == cells.HANG_CAUSE
+    # the line it was stuck on (one of the loop's two), in the JSON and, right after the case, in the CSV
+    stuck = r"still running after 1 s, stopped at `add_constant_kernel`, line (8 of its cell: while i >= 0|9 of its cell: i \+= 1)"
+    assert re.search(stuck, hung["reason"]), hung["reason"]
     assert book.cell("carol", "p02", "forward")["verdict"] == cells.PASS  # the same student's other part
     assert [book.cell("ada", k, "forward")["verdict"] for k in ("p01", "p02")] == [cells.PASS, cells.PASS]
     wrong = book.cell("grace", "p02", "forward")
     assert wrong["verdict"] == cells.FAIL and "mask" in wrong["cause"] and 0 < wrong["passed"] < wrong["cases"]
+    broken = book.cell("dan", "p01", "forward")
+    assert broken["verdict"] == cells.DOES_NOT_RUN and broken["cases"] == 0
+    assert broken["reason"].startswith("SyntaxError: '(' was never closed (the cell that defines "
+                                       "`add_constant_kernel`, line ")
+    assert book.cell("dan", "p02", "forward") == cells.cell(cells.MISSING)  # no reason repeated in every cell
     rows = {row[0]: row for row in csv.reader(io.StringIO(csv_path.read_text(encoding="utf-8")))}
-    assert rows["carol"][1].startswith("hang 0/") and rows["carol"][-1] == "1/2" and rows["ada"][-1] == "2/2"
-    assert json.loads(json_path.read_text(encoding="utf-8"))["students"]["grace"]["parts_passed"] == 1
+    assert rows["student"][-2:] == ["parts passed", "notebooks missing"]
+    assert rows["carol"][1].startswith("hang 0/6 [loop or lock?] documented configuration: ")
+    assert re.search(stuck, rows["carol"][1]), rows["carol"][1]
+    assert rows["carol"][-2] == "1/2" and rows["ada"][-2] == "2/2" and rows["ada"][-1] == ""
+    assert rows["dan"][1].startswith("does not run: SyntaxError: '(' was never closed")
+    assert rows["dan"][2] == "missing" and rows["dan"][-1] == "p02"
+    assert [line for line in said if "no notebook" in line] == ["  dan    no notebook of p02 (missing)"]
+    # a long reason: cut at a word in the CSV, whole in the JSON
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    assert data["students"]["grace"]["parts_passed"] == 1 and data["students"]["dan"]["missing"] == ["p02"]
+    whole = data["students"]["grace"]["puzzles"]["p02"]["parts"]["forward"]["reason"]
+    shown = rows["grace"][2].split("] ", 1)[1]
+    assert len(whole) > cells.REASON_CHARACTERS and shown.endswith("…") and len(shown) <= cells.REASON_CHARACTERS
+    assert whole.startswith(shown[:-1]) and whole[len(shown) - 1] in " ,;:"  # ends where a word does
     assert {p: v for p, v in _files(folder).items() if p.parent != folder} == before
 
     # again: nothing changed, nothing checked; then carol fixes p01 and only that is checked
     said.clear()
     again, _, _ = grade(folder, [P01, P02], jobs=2, backend="interpreter", timeout=1.0, say=said.append)
-    assert "0 checks to run" in said[0] and "6 notebooks unchanged" in said[0]
+    assert "0 checks to run" in said[0] and "7 notebooks unchanged" in said[0]
     assert again.to_json()["students"] == book.to_json()["students"]
     solved_notebook(P01, folder / "carol" / P01.notebook.name)
     said.clear()
@@ -179,6 +203,7 @@ def test_missing_unreadable_and_untouched_notebooks_are_graded_without_a_check(t
     book, _, _ = grade(folder, [P01, P02], out=tmp_path / "out" / "grades.csv", jobs=1, say=said.append)
     assert "0 checks to run" in said[0]
     assert book.cell("dan", "p01", "forward")["verdict"] == cells.UNREADABLE
+    assert book.cell("dan", "p01", "forward")["reason"].startswith("dan/p01_add_constant.ipynb is not a notebook")
     assert book.cell("dan", "p02", "forward")["verdict"] == cells.NOT_STARTED
     assert (tmp_path / "out" / "grades.csv").is_file() and (tmp_path / "out" / "grades.json").is_file()
     (folder / "eve").mkdir()

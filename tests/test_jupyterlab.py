@@ -5,9 +5,13 @@ kernel (x + 1 where x + 10 is asked) is typed into its kernel cell and not saved
 are run. The check cell must show the checker's report for the kernel as run in the notebook
 (not the stub on disk: "not implemented yet" would mean the checker read the file), as HTML: the
 failing verdict first, a table of the cases, the first failure in full with the figure of where the
-output differs, the other failures folded, and no word broken across lines. Screenshots are kept
-in _build/artifacts/: jupyterlab_p01.png (the verdict, the table, the first failure),
-jupyterlab_p01_figure.png (the figure) and jupyterlab_p01_details.png (a folded failure opened).
+output differs, the other failures folded, and no word broken across lines. Then the kernel cell is
+broken (a parenthesis left open) and run, and the check cell run again: the old kernel is still
+defined, but the report gives it no verdict (no ✅) and says first which cell does not run. And
+progress() shows its table left-aligned, inside the output. Screenshots are kept in
+_build/artifacts/: jupyterlab_p01.png (the verdict, the table, the first failure),
+jupyterlab_p02.png and jupyterlab_p02_details.png (a folded failure opened),
+jupyterlab_p01_stale.png (the report on a kernel cell that does not run).
 
 Needs chromium (apt) and jupyterlab (requirements.txt); skipped without them except in CI.
 """
@@ -171,6 +175,17 @@ CHECK_DOM = """(() => {
 P01_CHECK = 'check("p01"'  # the notebook's own check cell
 # the cells added at the notebook's end: puzzle 2's kernel without its mask, and its check
 P02_CHECK = 'check("p02")'
+PROGRESS = "from checker import progress; progress()"
+# the progress table against its output area, and its cells' alignment
+PROGRESS_BOX = """(() => {
+  const cell = NOTEBOOK.content.widgets.find(w => w.model.sharedModel.getSource() === PREFIX);
+  const table = cell && cell.node.querySelector('table.tgp-progress');
+  if (!table) return null;
+  const area = table.closest('.jp-OutputArea-output').getBoundingClientRect(), box = table.getBoundingClientRect();
+  return {left: box.left - area.left, right: box.right - area.right,
+          align: [...table.querySelectorAll('td, th')].map(c => getComputedStyle(c).textAlign)
+                 .filter((a, i, all) => all.indexOf(a) === i)};
+})()""".replace("NOTEBOOK", NOTEBOOK)
 
 
 def _open_with_its_kernel(cdp, url: str) -> None:
@@ -205,6 +220,13 @@ def _screenshot(cdp, name: str, element: str, block: str = "start") -> None:
     (ARTIFACTS / name).write_bytes(base64.b64decode(shot["data"]))
 
 
+def _unclosed_kernel() -> str:
+    """The wrong kernel with a parenthesis left open: its cell does not run."""
+    broken = _wrong_kernel().replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK", 1)
+    assert broken != _wrong_kernel()
+    return broken
+
+
 def _unmasked_p02() -> str:
     """Puzzle 2's solution with no mask on its loads and store: every case but one reads past x."""
     from bugs import entries, patched
@@ -222,6 +244,7 @@ def test_a_wrong_kernel_run_in_jupyterlab_gets_the_rich_report_and_the_figure(la
         cdp.evaluate(f"""(() => {{ const nb = {NOTEBOOK}.content.model, cells = nb.cells;
           nb.sharedModel.insertCell(cells.length, {{cell_type: 'code', source: {json.dumps(_unmasked_p02())}}});
           nb.sharedModel.insertCell(cells.length, {{cell_type: 'code', source: {json.dumps(P02_CHECK)}}});
+          nb.sharedModel.insertCell(cells.length, {{cell_type: 'code', source: {json.dumps(PROGRESS)}}});
           for (let i = 0; i < cells.length; i++) {{
             const c = cells.get(i);
             if ((c.getMetadata('tags') || []).includes('kernel')) {{ c.sharedModel.setSource({json.dumps(_wrong_kernel())}); return; }}
@@ -250,6 +273,22 @@ def test_a_wrong_kernel_run_in_jupyterlab_gets_the_rich_report_and_the_figure(la
         dom2_opened = _dom(cdp, P02_CHECK)
         _screenshot(cdp, "jupyterlab_p02_details.png",
                     f"{_report(P02_CHECK)}.closest('.jp-OutputArea').querySelector('details')", "center")
+        table = _wait_for(cdp, PROGRESS_BOX.replace("PREFIX", json.dumps(PROGRESS)), "the progress table", 30)
+        # the learner leaves a parenthesis open in the kernel cell and runs it (a SyntaxError: the wrong
+        # kernel of the first run stays defined), then runs the check cell again
+        cdp.evaluate(f"""(() => {{ const nb = {NOTEBOOK}.content, cells = nb.model.cells, commands = window.jupyterapp.commands;
+          const index = test => {{ for (let i = 0; i < cells.length; i++) if (test(cells.get(i))) return i; return -1; }};
+          const kernel = index(c => (c.getMetadata('tags') || []).includes('kernel'));
+          const check = index(c => c.type === 'code' && c.sharedModel.getSource().startsWith({json.dumps(P01_CHECK)}));
+          cells.get(kernel).sharedModel.setSource({json.dumps(_unclosed_kernel())});
+          const run = i => {{ nb.deselectAll(); nb.activeCellIndex = i; return commands.execute('notebook:run-cell'); }};
+          run(kernel).then(() => run(check)); }})()""")
+        stale = _wait_for(cdp, f"(() => {{ const o = {_outputs(P01_CHECK)}; return o && "
+                               f"o.text.includes('does not run') && o.text.includes('Overall Result') ? o : null; }})()",
+                          "the check cell's report on a kernel cell that does not run")
+        time.sleep(0.5)
+        stale_dom = _dom(cdp, P01_CHECK)
+        _screenshot(cdp, "jupyterlab_p01_stale.png", f"{_report(P01_CHECK)}.closest('.jp-OutputArea')")
     # the rich report: the verdict first, a row per case, the first failure then its figure, then the rest folded
     p01 = registry.get("p01")
     assert dom["verdict"] == "Overall Result: ❌ NOT ALL CORRECT", dom
@@ -269,6 +308,16 @@ def test_a_wrong_kernel_run_in_jupyterlab_gets_the_rich_report_and_the_figure(la
     assert "Overall Result: ❌ NOT ALL CORRECT" in text, text
     assert "expected" in text and "got" in text, text  # the first wrong values are shown
     assert "not implemented yet" not in text, "the checker read the stub on disk, not the kernel as run"
+    # a kernel cell that does not run: no verdict on the kernel it defined before, and the report's
+    # first line (above its verdict) names the cell
+    assert "✅" not in stale["text"] and "✅" not in stale_dom["text"], stale["text"]
+    title, report = stale_dom["text"].split("\n", 1)  # the title's paragraph, then the report's
+    assert title.endswith("from this notebook (the kernels as last run)"), stale_dom["text"]
+    assert report.startswith("❌ The cell that defines add_constant_kernel does not run (SyntaxError: "
+                             "'(' was never closed, line "), stale_dom["text"]
+    assert stale_dom["verdict"] == "Overall Result: ❌ NOT ALL CORRECT" and stale_dom["rows"] == 0, stale_dom
+    # progress(): left-aligned like the rest of the output, and inside it
+    assert abs(table["left"]) <= 2 and table["right"] <= 0 and table["align"] == ["left"], table
     assert notebook.read_bytes() == on_disk, "the check wrote to the notebook"
 
 

@@ -13,7 +13,7 @@ CHECKER = Path(__file__).resolve().parent.parent / "checker"
 
 FLOORS = [  # bottom first: (floor name, module prefixes)
     ("facts of no one", ("checker.diagnosis.model", "checker.poison", "checker.tensors", "checker.instruments",
-                         "checker.source", "checker.run.client", "checker.words")),
+                         "checker.source", "checker.cell_history", "checker.run.client", "checker.words")),
     ("what a puzzle is", ("checker.puzzle",)),
     ("declarations and evidence", ("checker.specs", "checker.evidence")),
     ("finding puzzles, explaining evidence", ("checker.registry", "checker.diagnosis")),

@@ -92,6 +92,61 @@ def test_live_notebook_never_run_cell_says_run_it():
     assert "run the cell that defines it" in problems[0].message
 
 
+KERNEL = P01.solution.read_text(encoding="utf-8")
+UNCLOSED = KERNEL.replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK", 1)
+
+
+def _ran(cells: list[str], good: int, notebook=None) -> dict:
+    """A live notebook's namespace after running `cells` in order, of which only cells[good] ran
+    without an error (its functions defined, from text IPython keeps in linecache), as IPython
+    keeps them: _ih[n] is the cell of execution count n, failed runs included."""
+    import linecache
+    filename = f"<ipython-input-{good + 1}>"
+    linecache.cache[filename] = (len(cells[good]), None, cells[good].splitlines(True), filename)
+    namespace: dict = {"_ih": ["", *cells]}
+    exec(compile(cells[good], filename, "exec"), namespace)
+    if notebook is not None:
+        namespace["__session__"] = str(notebook)
+    return namespace
+
+
+def test_a_kernel_whose_cell_no_longer_runs_is_not_checked_and_the_report_says_so_first():
+    """The kernel cell ran once, then again with a SyntaxError: the old kernel is still defined, and
+    a check would report on code the learner no longer has. Not checked, unless asked."""
+    namespace = _ran([KERNEL, UNCLOSED], good=0)
+    source = from_namespace(namespace)
+    assert "add_constant_kernel" in source.stale and "def add_constant_kernel" not in source.text
+    problems = static_problems(source, P01.kernel_names)
+    assert [p.kind for p in problems] == ["stale"] and "stale=True" in problems[0].message
+    assert problems[0].lead.startswith("The cell that defines `add_constant_kernel` does not run "
+                                       "(SyntaxError: '(' was never closed, line ")
+    lines: list[str] = []
+    report = run_check(P01, ["forward"], source, backend="interpreter", in_process=True, write=lines.append)
+    assert lines[1] == f"❌ {problems[0].lead}" and "✅" not in "\n".join(lines) and not report.passed
+    assert [f["kind"] for f in report.faults] == ["cell", "stale"]
+    kept = from_namespace(namespace, stale_too=True)  # check(..., stale=True): as it last ran
+    assert "def add_constant_kernel" in kept.text and static_problems(kept, P01.kernel_names) == []
+    fixed = _ran([UNCLOSED, KERNEL], good=1)  # fixed and run again: nothing stale
+    assert from_namespace(fixed).stale == {}
+
+
+def test_a_kernel_cell_changed_after_it_ran_is_found_in_the_notebook_as_saved(tmp_path):
+    notebook = json.loads(P01.notebook.read_text(encoding="utf-8"))
+    cell = stubs.kernel_cells(notebook)[0]
+    path = tmp_path / "p01.ipynb"
+
+    def save(text: str, count: int) -> dict:
+        cell.update(source=text, execution_count=count)
+        path.write_text(json.dumps(notebook), encoding="utf-8")
+        return _ran(["import triton", KERNEL], good=1, notebook=path)
+
+    assert from_namespace(save(KERNEL, 2)).stale == {}  # saved as it ran
+    assert from_namespace(save(KERNEL.replace("10.0", "1.0"), 1)).stale == {}  # an older save: no evidence
+    edited = from_namespace(save(KERNEL.replace("10.0", "1.0"), 2)).stale  # edited after run 2, saved
+    assert edited["add_constant_kernel"].lead.startswith("The cell that defines `add_constant_kernel` changed "
+                                                         "after it last ran")
+
+
 def test_a_crash_names_the_sanitizer_as_the_next_step():
     lines: list[str] = []
     writer = ReportWriter(P01, lines.append)

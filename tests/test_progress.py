@@ -1,6 +1,8 @@
-"""The progress view: every check of a learner's notebook (the command line, --all, check() in a
-notebook, --bench) records its outcome in the store, never in the notebook; `--progress` and
-progress() lay the store out in puzzle order; a missing or corrupt store is said kindly."""
+"""The progress view: every check of a learner's own notebook (the command line, --all, check() in a
+notebook, --bench) records its outcome in the store, never in the notebook; a check of any other
+notebook (a copy elsewhere, a class's, a page of the book's) records nothing; `--progress` and
+progress() lay the store out in puzzle order, a hang, a crash and code that does not run as what
+they were; a missing or corrupt store is said kindly."""
 from __future__ import annotations
 
 import json
@@ -24,6 +26,15 @@ def state(tmp_path, monkeypatch):
     return tmp_path / "state" / store.FILE
 
 
+@pytest.fixture
+def mine(tmp_path, monkeypatch):
+    """The learner's own notebooks' folder (puzzles/ of a checkout), here in tmp_path."""
+    folder = tmp_path / "puzzles"
+    folder.mkdir()
+    monkeypatch.setattr(store, "learner_folder", lambda: folder)
+    return folder
+
+
 def _report(puzzle, outcomes: list[tuple[str, str, int, int]]) -> Report:
     """A report as a check leaves it: (part, backend label, correct, cases) per part and backend."""
     parts = [{"part": part, "title": puzzle.part(part).title, "backend": backend, "passed": correct == cases,
@@ -32,25 +43,63 @@ def _report(puzzle, outcomes: list[tuple[str, str, int, int]]) -> Report:
     return Report(all(p["passed"] for p in parts), "", [], parts)
 
 
-def test_a_command_line_check_writes_the_store_and_not_the_notebook(state, tmp_path, capsys):
-    notebook = solved_notebook(P01, tmp_path / P01.notebook.name)
+def test_a_command_line_check_writes_the_store_and_not_the_notebook(state, mine, capsys):
+    notebook = solved_notebook(P01, mine / P01.notebook.name)
     before = notebook.read_bytes()
     assert cli.main(["p01", "--notebook", str(notebook), "--backend", "interpreter"]) == 0
     outcome = store.load().outcome("p01", "forward", "interpreter")
-    assert outcome["passed"] and outcome["correct"] == outcome["cases"] > 0 and outcome["checked"]
-    assert notebook.read_bytes() == before
-    assert not list(tmp_path.glob("*.json"))  # the store is in its own folder, nothing beside the notebook
+    assert outcome["passed"] and outcome["verdict"] == "pass" and outcome["correct"] == outcome["cases"] > 0
+    assert outcome["checked"] and notebook.read_bytes() == before
+    assert not list(mine.glob("*.json"))  # the store is in its own folder, nothing beside the notebook
 
 
-def test_a_notebook_check_writes_the_store_and_a_solution_check_does_not(state, tmp_path):
+def _live(code: str, tmp_path, notebook) -> dict:
+    """A kernel defined as a notebook's cell defines it, in a notebook its front end names."""
+    namespace = namespace_of(code, tmp_path)
+    namespace["__session__"] = str(notebook)
+    return namespace
+
+
+def test_a_notebook_check_writes_the_store_and_a_solution_check_does_not(state, mine, tmp_path):
     code = P02.solution.read_text(encoding="utf-8").replace("mask = offsets < N", "mask = offsets < N // BLOCK * BLOCK")
-    report = check("p02", namespace=namespace_of(code, tmp_path), backend="interpreter", in_process=True,
-                   plot=False, html=False, only_documented=True)
+    report = check("p02", namespace=_live(code, tmp_path, mine / P02.notebook.name), backend="interpreter",
+                   in_process=True, plot=False, html=False, only_documented=True)
     assert not report.passed
     outcome = store.load().outcome("p02", "forward", "interpreter")
     assert not outcome["passed"] and outcome["correct"] < outcome["cases"]
     check("p01", solution=True, backend="interpreter", in_process=True, plot=False, html=False, only_documented=True)
     assert store.load().outcome("p01", "forward", "interpreter") is None  # the reference is not your progress
+
+
+def test_checks_of_other_notebooks_leave_the_learners_progress_untouched(state, mine, tmp_path, capsys):
+    """A copy checked with --notebook, a class's folder with --all, a notebook elsewhere running
+    check(): none of them is the learner's progress (the book's build: tests/test_book_progress.py)."""
+    solved_notebook(P01, mine / P01.notebook.name)
+    assert cli.main(["p01", "--backend", "interpreter", "--notebook", str(mine / P01.notebook.name)]) == 0
+    before = state.read_bytes()
+    other = solved_notebook(P01, tmp_path / "elsewhere" / P01.notebook.name, P01.solution.read_text(
+        encoding="utf-8").replace("x + 10.0", "x + 1.0"))
+    assert cli.main(["p01", "--backend", "interpreter", "--notebook", str(other)]) == 1
+    assert "Not recorded in your progress" in capsys.readouterr().err
+    cli.main(["--all", "--backend", "interpreter", "--folder", str(other.parent)])
+    code = P02.solution.read_text(encoding="utf-8")
+    check("p02", namespace=_live(code, tmp_path, other.parent / P02.notebook.name), backend="interpreter",
+          in_process=True, plot=False, html=False, only_documented=True)
+    assert state.read_bytes() == before
+
+
+def test_the_view_shows_a_hang_a_crash_and_code_that_does_not_run_as_what_they_were(state):
+    hang = {"kind": "hang", "part": "unfused", "backend": "Interpreter (CPU)", "case": "N=8", "lines": ["hung"]}
+    syntax = {"kind": "syntax", "part": "fused", "backend": "Interpreter (CPU)", "case": "", "lines": ["x"]}
+    crash = {"kind": "crash", "part": "backward", "backend": "GPU (H100)", "case": "N=8", "lines": ["killed"]}
+    report = _report(P22, [("unfused", "Interpreter (CPU)", 2, 3), ("fused", "Interpreter (CPU)", 0, 0),
+                           ("backward", "GPU (H100)", 0, 1)])
+    report.parts[1].update(passed=False, problem="SyntaxError: '(' was never closed")
+    report.faults = [hang, syntax, crash]
+    store.record_check(P22, report)
+    rows = {r.part: r for r in view.rows(store.load()) if r.puzzle.key == "p22"}
+    assert (rows["unfused"].interpreter, rows["fused"].interpreter, rows["backward"].gpu) == \
+        ("❌ hang", "❌ does not run", "❌ crash")
 
 
 def test_the_view_lists_every_puzzle_in_puzzle_order_and_each_part_in_the_puzzles_order(state):
@@ -116,9 +165,9 @@ def _bench_rows(ms: float, flops: float | None = None) -> list[BenchRow]:
             BenchRow("large", "M=4096", "float32", ms, 2 * ms, 1.5 * ms, 0.5, flops, 1000.0, "NVIDIA H100")]
 
 
-def test_bench_records_the_gpu_check_and_keeps_the_best_fraction_of_the_roofline(state, tmp_path, monkeypatch):
+def test_bench_records_the_gpu_check_and_keeps_the_best_fraction_of_the_roofline(state, mine, monkeypatch):
     """The GPU path, mocked: run_bench hands the command line its GPU check's report, then the rows."""
-    notebook = solved_notebook(P25, tmp_path / P25.notebook.name)
+    notebook = solved_notebook(P25, mine / P25.notebook.name)
     runs = iter([1.0, 0.625, 0.8])  # ms at the large size: fractions 0.5, 0.8, 0.625
 
     def fake_bench(puzzle, source, *, checked=None, **_):
@@ -158,9 +207,9 @@ def test_progress_in_a_notebook_is_an_html_table_in_puzzle_order(state):
     assert repr(shown).startswith("Your progress")  # outside Jupyter: the text view
 
 
-def test_check_all_ends_with_the_way_to_the_progress_view(state, tmp_path, capsys):
-    solved_notebook(P01, tmp_path / "class" / P01.notebook.name)
-    cli.main(["--all", "--folder", str(tmp_path / "class"), "--backend", "interpreter"])
+def test_check_all_ends_with_the_way_to_the_progress_view(state, mine, capsys):
+    solved_notebook(P01, mine / P01.notebook.name)
+    cli.main(["--all", "--folder", str(mine), "--backend", "interpreter"])
     said = capsys.readouterr().err.strip().splitlines()
     assert said[-1] == cli.PROGRESS_LINK
     assert store.load().outcome("p01", "forward", "interpreter")["passed"]
@@ -174,10 +223,54 @@ def test_the_book_index_says_how_to_see_your_progress():
 
 
 @pytest.mark.gpu
-def test_a_real_bench_records_the_gpu_check_and_its_fraction_of_the_roofline(state, tmp_path):
-    notebook = solved_notebook(P25, tmp_path / P25.notebook.name)
+def test_a_real_bench_records_the_gpu_check_and_its_fraction_of_the_roofline(state, mine):
+    notebook = solved_notebook(P25, mine / P25.notebook.name)
     assert cli.main(["p25", "--bench", "--notebook", str(notebook)]) == 0
     recorded = store.load()
     assert recorded.outcome("p25", P25.bench.part, "gpu")["passed"]
     assert 0 < recorded.bench("p25")["fraction"] < 2 and recorded.bench("p25")["device"]
     assert "of the roofline" in "\n".join(view.text_lines(recorded))
+
+
+def test_a_page_that_runs_checks_leaves_the_learners_progress_untouched(state, tmp_path):
+    """A page of the book executed as the build executes it (nbclient, in the page's own folder),
+    checking a notebook the way the case studies do: `python -m checker ... --notebook` (its kernel
+    cell does not parse, which the checker says without starting a worker: seconds, and a report
+    recorded before as any other). The learner's store stays as it was (a check() on such a page:
+    the test above, and the next)."""
+    import os
+
+    import nbclient
+    import nbformat
+
+    from checker.puzzle.model import REPO_ROOT
+    store.record_check(P01, _report(P01, [("forward", "Interpreter (CPU)", 6, 6)]))
+    before = state.read_bytes()
+    buggy = P01.solution.read_text(encoding="utf-8").replace("x + 10.0)", "x + 10.0")
+    solved_notebook(P01, tmp_path / "page" / "bug.ipynb", buggy)
+    cell = ("import os, subprocess, sys\n"
+            "run = subprocess.run([sys.executable, '-m', 'checker', 'p01', '--notebook', 'bug.ipynb'],\n"
+            "                     capture_output=True, text=True, env=dict(os.environ, TRITON_PUZZLES_NO_SERVER='1'))\n"
+            "assert run.returncode == 1 and 'NOT ALL CORRECT' in run.stdout, run.stdout + run.stderr")
+    page = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    path = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = path  # the kernel inherits it, as the build's kernels inherit the build's
+    try:
+        nbclient.NotebookClient(page, timeout=120, kernel_name="python3",
+                                resources={"metadata": {"path": str(tmp_path / "page")}}).execute()
+    finally:
+        os.environ.pop("PYTHONPATH") if saved is None else os.environ.__setitem__("PYTHONPATH", saved)
+    assert state.read_bytes() == before
+
+
+def test_a_check_in_a_notebook_no_front_end_names_counts_where_it_runs(state, mine, tmp_path, monkeypatch):
+    """Without a front end's name for the notebook (the book's build, a script), a check is the
+    learner's where it runs in puzzles/ (a Jupyter kernel runs in its notebook's folder)."""
+    from checker.notebook import learners_notebook
+    monkeypatch.chdir(tmp_path)
+    assert not learners_notebook({})
+    monkeypatch.chdir(mine)
+    assert learners_notebook({})
+    assert not learners_notebook({"__session__": str(tmp_path / "book" / "p01.ipynb")})
+    assert learners_notebook({"__vsc_ipynb_file__": str(mine / "p01_add_constant.ipynb")})

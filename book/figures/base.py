@@ -336,6 +336,8 @@ def bench_chart(rows, title: str):
         return (r.tflops(ms) if flops else r.gbps(ms)) or 0
 
     parts = [r.dims.split(", ") for r in rows]
+    if len({(r.dims, r.dtype) for r in rows}) < len(rows):  # the sizes do not tell the rows apart: their cases do
+        parts = [r.case.split(", ") for r in rows]
     common = [p for p in parts[0] if all(p in ps for ps in parts)]
     varying = [[p for p in ps if p not in common] for ps in parts]
     keys = {p.split("=")[0] for ps in varying for p in ps}
@@ -343,7 +345,7 @@ def bench_chart(rows, title: str):
     dtypes = {r.dtype for r in rows}
     labels = []
     for ps, r in zip(varying, rows):
-        size = ps[0].split("=", 1)[1] if len(keys) == 1 and len(ps) == 1 else "\n".join(ps)
+        size = ps[0].split("=", 1)[1] if len(keys) == 1 and len(ps) == 1 and "=" in ps[0] else "\n".join(ps)
         labels.append(size + (f"\n{short.get(r.dtype, r.dtype)}" if len(dtypes) > 1 else ""))
     x = np.arange(len(rows), dtype=float)
     for i in range(1, len(rows)):  # a gap where the dtype changes
@@ -367,9 +369,29 @@ def bench_chart(rows, title: str):
     ax.set_xlabel(under, fontsize=9)
     ax.set_ylabel("TFLOP/s" if flops else "GB/s")
     ax.set_title(title, loc="left", fontsize=10)
-    lines = max(label.count("\n") for label in labels) + 1
-    ax.legend(fontsize=MIN_PT + 1, ncol=4, loc="upper left", bbox_to_anchor=(0, -0.12 - 0.065 * lines - 0.08),
-              frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
+    if _crowded(fig, ax.get_xticklabels()):  # side by side they would run together: slanted, one line each
+        ax.set_xticks(x, [label.replace("\n", ", ") for label in labels], fontsize=MIN_PT, rotation=35,
+                      ha="right", rotation_mode="anchor")
+        fig.set_size_inches(PAGE_IN, 5.0)  # room for them, and the bars keep their height
+        fig.tight_layout()
+    # the legend under whatever the axis shows below it (labels of one line or five, slanted or not)
+    ax.legend(fontsize=MIN_PT + 1, ncol=4, loc="upper left", bbox_to_anchor=(0, _below(fig, ax) - 0.03),
+              frameon=False)
     return fig
+
+
+def _crowded(fig, texts) -> bool:
+    """Do neighbouring tick labels touch (or nearly)?"""
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in texts if t.get_text()]
+    return any(a.x1 + 2 > b.x0 for a, b in zip(boxes, boxes[1:]))
+
+
+def _below(fig, ax) -> float:
+    """The lowest point of the axis's tick labels and label, in axes coordinates (below 0)."""
+    fig.canvas.draw()
+    shown = [t for t in [*ax.get_xticklabels(), ax.xaxis.label] if t.get_text()]
+    bottom = min((t.get_window_extent().y0 for t in shown), default=ax.get_window_extent().y0)
+    return ax.transAxes.inverted().transform((0, bottom))[1]

@@ -293,6 +293,25 @@ def mistake(reason: str, source: KernelSource, line: int) -> str:
 
 
 
+def _fixed_condition(reason: str, source: KernelSource, line: int) -> str:
+    """`while True:`: a loop on a condition known when the kernel compiles. Triton's compiler fails
+    on it with an AttributeError of its own (the constant has no run-time value to test); said only
+    where the learner's line is such a `while` ('' otherwise)."""
+    if "'constexpr' object has no attribute" not in reason or not line:
+        return ""
+    try:
+        tree = ast.parse(source.text)
+    except SyntaxError:
+        return ""
+    loop = next((n for n in ast.walk(tree) if isinstance(n, ast.While) and n.lineno == line), None)
+    if loop is None:
+        return ""
+    return (f"`while {ast.unparse(loop.test)}:` tests a condition fixed when the kernel compiles, and Triton's "
+            f"compiler translates a `while` only on a condition the loop changes (a Triton loop has no `break` "
+            f"either). Loop while a variable says so (`while i < n:`, with `i` changed in the body), or over "
+            f"range(...).")
+
+
 def compile_error(chain: list[BaseException], source: KernelSource) -> tuple[Diagnosis, int]:
     """What Triton's compiler rejecting a kernel means (on a GPU, or checker/interpreter/frontend.py's run of
     the same front end in the interpreter), and the learner's line it points at (0 if none)."""
@@ -311,7 +330,7 @@ def compile_error(chain: list[BaseException], source: KernelSource) -> tuple[Dia
     if found:  # the interpreter rejects it too: no "on a GPU only" here
         return Diagnosis(f"the kernel does not compile: {found}", "compile", code="compile.mistake",
                          strength=Strength.PROOF, where=where, data={"reason": reason}), line
-    advice = _advice(reason, source)
+    advice = _advice(reason, source) or _fixed_condition(reason, source, line)
     frontend = any(type(e).__name__ == "GpuCompileError" for e in chain)
     if advice:
         message = f"the kernel does not compile for a GPU: {advice}"

@@ -1,6 +1,7 @@
 """The gradebook's two files: gradebook.json (everything: each student's notebooks, their content
-hashes, each part's cell) and gradebook.csv (a row per student, a column per puzzle part, and the
-parts passed), and the last gradebook read back, for grading again incrementally."""
+hashes, each part's cell, its reason whole) and gradebook.csv (a row per student, a column per
+puzzle part, the parts passed and the notebooks missing, once), and the last gradebook read back,
+for grading again incrementally."""
 from __future__ import annotations
 
 import csv
@@ -10,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.grade.cell import PASS, csv_text
+from checker.grade.cell import MISSING, PASS, csv_text
 
 SCHEMA = "triton-gpu-puzzles/gradebook/1"
 
@@ -31,21 +32,39 @@ class Gradebook:
     def parts_passed(self, student: str) -> int:
         return sum(self.cell(student, key, part)["verdict"] == PASS for key, part in self.columns)
 
+    def missing(self, student: str) -> list[str]:
+        """The puzzles the student has no notebook of, in order."""
+        keys = dict.fromkeys(key for key, _ in self.columns)
+        return [key for key in keys if all(c and c["verdict"] == MISSING
+                                           for c in self.students[student][key]["parts"].values())]
+
     def to_json(self) -> dict:
         return {"schema": SCHEMA, "graded": self.graded, "checked_with": self.checked_with,
                 "columns": [f"{key} {part}" for key, part in self.columns],
                 "students": {name: {"parts_passed": self.parts_passed(name), "parts": len(self.columns),
-                                    "puzzles": puzzles}
+                                    "missing": self.missing(name), "puzzles": puzzles}
                              for name, puzzles in self.students.items()}}
 
     def csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["student", *[f"{key} {part}" for key, part in self.columns], "parts passed"])
+        writer.writerow(["student", *[f"{key} {part}" for key, part in self.columns], "parts passed",
+                         "notebooks missing"])
         for name in self.students:
             writer.writerow([name, *[csv_text(self.cell(name, key, part)) for key, part in self.columns],
-                             f"{self.parts_passed(name)}/{len(self.columns)}"])
+                             f"{self.parts_passed(name)}/{len(self.columns)}", spans(self.missing(name))])
         return out.getvalue()
+
+
+def spans(keys: list[str]) -> str:
+    """"p03–p05, p07, p09–p32": puzzle keys, runs of consecutive numbers as one span."""
+    runs: list[list[int]] = []
+    for number in sorted(int(key[1:]) for key in keys):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(f"p{r[0]:02d}" if len(r) == 1 else f"p{r[0]:02d}–p{r[-1]:02d}" for r in runs)
 
 
 def output_paths(out: Path) -> tuple[Path, Path]:

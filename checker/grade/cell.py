@@ -2,9 +2,11 @@
 
 A cell says pass or fail, the cases passed of those run (on every backend that ran), the cause
 class of the first failure (checker/diagnosis/model.py's CAUSES: what kind of change fixes it; a
-question where the evidence leaves several, "mask or address?") and a short reason in the
-report's own words. What stopped a check has a verdict of its own: a hang, a crash, cells that do
-not run; and so has what was never run: a notebook missing, unreadable or not started.
+question where the evidence leaves several, "mask or address?") and the reason in the report's own
+words, what matters first (where a hang was stuck, where a cell does not parse): whole in the JSON,
+cut at a word in the CSV. What stopped a check has a verdict of its own (checker/history/verdicts.py):
+a hang, a crash, code that does not run; and so has what was never run: a notebook missing,
+unreadable or not started.
 """
 from __future__ import annotations
 
@@ -12,13 +14,13 @@ import re
 
 from checker.diagnosis.model import Diagnosis
 from checker.history.store import backend_of
+from checker.history.verdicts import CRASH, DOES_NOT_RUN, FAIL, HANG, PASS, stopping_fault, verdict
 from checker.report.model import BAD, OK, Report
 from checker.report.sentences import in_a_line
 
-PASS, FAIL, HANG, CRASH, DOES_NOT_RUN = "pass", "fail", "hang", "crash", "does not run"
 MISSING, UNREADABLE, NOT_STARTED, ERROR = "missing", "unreadable", "not started", "error"
-STOPPED = {"hang": HANG, "crash": CRASH, "stopped": CRASH, "load_error": DOES_NOT_RUN}  # report fault -> verdict
-REASON_CHARACTERS = 140  # a cell's reason, cut at a word: the report has the rest
+REASON_CHARACTERS = 140  # a reason in the CSV, cut at a word: the JSON has it whole
+HANG_CAUSE = "loop or lock?"  # what the report asks of a hang: a loop that never ends, a lock never released
 
 
 def cell(verdict: str, passed: int = 0, cases: int = 0, cause: str = "", reason: str = "",
@@ -36,17 +38,18 @@ def from_report(part: str, report: Report) -> dict:
     cases = sum(p["cases"] + p.get("unrun", 0) for p in entries)  # those a hang or crash left unrun too
     backends = {backend_of(p["backend"]): f"{p['correct']}/{p['cases'] + p.get('unrun', 0)}"
                 + ("" if p["passed"] else " ✗") for p in entries}
-    if entries and all(p["passed"] for p in entries):
+    decided = verdict(report, part)
+    if decided == PASS:
         return cell(PASS, passed, cases, backends=backends)
-    fault = next((f for f in report.faults if f["kind"] in STOPPED), None)
+    fault = stopping_fault(report, part)
     if fault is not None:
-        return cell(STOPPED[fault["kind"]], passed, cases, "", _fault_reason(fault), backends)
+        return cell(decided, passed, cases, HANG_CAUSE if decided == HANG else "", _fault_reason(fault), backends)
     if report.usage_error:
-        return cell(ERROR, passed, cases, "", short(report.usage_error), backends)
+        return cell(ERROR, passed, cases, "", whole(report.usage_error), backends)
     cause, reason = first_failure(part, report)
     if not reason:
         reason = next((p["problem"] for p in entries if p["problem"]), "")
-    return cell(FAIL, passed, cases, cause, short(reason), backends)
+    return cell(FAIL, passed, cases, cause, whole(reason), backends)
 
 
 def first_failure(part: str, report: Report) -> tuple[str, str]:
@@ -72,29 +75,44 @@ def causes(d: Diagnosis) -> str:
 
 
 def _fault_reason(fault: dict) -> str:
-    """What stopped the check, from the report's own lines: "N=8: still running after 2 s, so it was
-    stopped; it was at `kernel`, cell 4, line 6: while True:"."""
+    """What stopped the check, in the report's own words, what matters first: "N=8: still running
+    after 2 s, stopped at `kernel`, line 6 of its cell: while True. A loop that never ends? (…)";
+    "SyntaxError: '(' was never closed (the cell that defines `kernel`, line 3): offs = …"."""
+    if fault.get("message"):  # a part's static problem: its message, where, then the code it quotes
+        first, *code = fault["message"].split("\n")
+        where = f" ({fault['where']})" if fault.get("where") else ""
+        code = whole(" ".join(code))
+        return whole(f"{first}{where}" + (f": {code}" if code else ""))
     lines = [re.sub(rf"^({BAD}|{OK})\s*", "", ln.strip()) for ln in fault.get("lines", []) if ln.strip()]
     if not lines:
         return fault["kind"]
-    head = lines[0].split(". ")[0].rstrip(".:")
+    where = next((ln[len("it was at "):] for ln in lines[1:] if ln.startswith("it was at ")), "")
+    if fault["kind"] == "hang" and where and ", so it was stopped" in lines[0]:
+        head, advice = lines[0].split(", so it was stopped", 1)
+        return whole(f"{head}, stopped at {where}{advice}")
     if fault["kind"] == "load_error" and len(lines) > 1:
-        head = lines[1]
-    where = next((ln for ln in lines[1:] if ln.startswith("it was at")), "")
-    return short(f"{head}; {where}" if where else head)
+        lines = lines[1:]  # "the kernel cells do not run:" is the verdict's
+    return whole(" ".join(lines))
+
+
+def whole(text: str) -> str:
+    """The reason on one line, whole: the JSON's."""
+    return " ".join(text.split())
 
 
 def short(text: str, limit: int = REASON_CHARACTERS) -> str:
-    """One line of at most `limit` characters, cut at a word."""
-    text = " ".join(text.split())
+    """One line of at most `limit` characters, cut at a word: the CSV's."""
+    text = whole(text)
     if len(text) <= limit:
         return text
-    return text[:limit - 1].rsplit(" ", 1)[0] + "…"
+    return text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def csv_text(c: dict) -> str:
-    """The cell as the CSV shows it: "pass 9/9", "fail 5/9 [mask] N=100: …", "hang 0/9 …", "missing"."""
+    """The cell as the CSV shows it: "pass 9/9", "fail 5/9 [mask] N=100: …", "hang 0/9 [loop or lock?] …",
+    "does not run: SyntaxError: …", "missing"; its reason cut at a word."""
     counted = f" {c['passed']}/{c['cases']}" if c["cases"] or c["verdict"] in (PASS, FAIL, HANG, CRASH) else ""
     cause = f" [{c['cause']}]" if c["cause"] else ""
-    reason = f" {c['reason']}" if c["reason"] and c["verdict"] != PASS else ""
+    said = counted or cause
+    reason = f"{' ' if said else ': '}{short(c['reason'])}" if c["reason"] and c["verdict"] != PASS else ""
     return f"{c['verdict']}{counted}{cause}{reason}"

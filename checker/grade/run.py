@@ -1,7 +1,8 @@
 """`python -m checker --grade DIR`: every student's notebooks checked, side by side, into a gradebook.
 
-Each part of each notebook is one check (checker.run.session.run_check, its kernels in a worker
-process with the case time limit): a kernel that hangs or crashes its worker costs its own cell,
+Each part of each notebook is one check (`grade_part`: checker.run.session.run_check, its kernels
+in a worker process with the case time limit, into the part's cell): a kernel that hangs or
+crashes its worker costs its own cell,
 and the student's other parts, and the other students, are graded as usual. Checks run `jobs` at a
 time across the cores, and on a GPU host on the GPU too (the worker pool lets a few GPU checks run
 at once). A notebook whose bytes are those of the last grading, graded the same way (the same
@@ -21,7 +22,7 @@ from checker.history.store import now
 from checker.puzzle.model import Puzzle
 from checker.run.client import checker_hash
 from checker.run.session import run_check
-from checker.source import NotebookError, from_notebook, not_started
+from checker.source import KernelSource, NotebookError, from_notebook, not_started
 
 
 def grade(folder: Path, puzzles: list[Puzzle], *, out: Path | None = None, jobs: int = 1,
@@ -42,23 +43,21 @@ def grade(folder: Path, puzzles: list[Puzzle], *, out: Path | None = None, jobs:
             old = before.get(student.name, {}).get(puzzle.key)
             entry, checks = _entry(folder, student, puzzle, old)
             entries[puzzle.key] = entry
-            kept += entry is old
+            kept += entry is old and old.get("notebook") is not None  # a notebook, not one still missing
             todo += checks
     names = max((len(s.name) for s in roster), default=7)
     checks, unchanged = _count(len(todo), "check"), _count(kept, "notebook")
     say(f"Grading {_count(len(roster), 'student')} on {len(book.columns)} puzzle parts: {checks} to run, "
         f"{jobs} at a time; {unchanged} unchanged since the last grading.")
+    for student in roster:  # once per student, not once per puzzle part
+        missing = book.missing(student.name)
+        if missing:
+            say(f"  {student.name:<{names}}  no notebook of {books.spans(missing)} (missing)")
     started = time.monotonic()
 
     def check(task) -> dict:
         student, puzzle, part, source = task
-        try:
-            report = run_check(puzzle, [part], source, backend=backend, timeout=timeout, seed=seed,
-                               write=lambda line: None, shards=1, sharing=jobs,
-                               timeout_advice="--timeout SECONDS")
-        except Exception as err:  # noqa: BLE001 - one check's failure is its own cell, not the class's
-            return cells.cell(cells.ERROR, reason=cells.short(f"the checker failed: {type(err).__name__}: {err}"))
-        return cells.from_report(part, report)
+        return grade_part(puzzle, part, source, backend=backend, timeout=timeout, seed=seed, sharing=jobs)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(check, task): task for task in todo}
@@ -81,6 +80,19 @@ def grade(folder: Path, puzzles: list[Puzzle], *, out: Path | None = None, jobs:
     return book, csv_path, json_path
 
 
+def grade_part(puzzle: Puzzle, part: str, source: KernelSource, *, backend: str = "auto",
+               timeout: float | None = None, seed: int = 0, sharing: int = 1) -> dict:
+    """One student's puzzle part: checked in a worker process (a hang or a crash costs this cell
+    only), and its gradebook cell (checker/grade/cell.py). sharing: checks running beside it."""
+    try:
+        report = run_check(puzzle, [part], source, backend=backend, timeout=timeout, seed=seed,
+                           write=lambda line: None, shards=1, sharing=sharing,
+                           timeout_advice="--timeout SECONDS")
+    except Exception as err:  # noqa: BLE001 - one check's failure is its own cell, not the class's
+        return cells.cell(cells.ERROR, reason=cells.whole(f"the checker failed: {type(err).__name__}: {err}"))
+    return cells.from_report(part, report)
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
@@ -90,9 +102,10 @@ def _entry(folder: Path, student: Path, puzzle: Puzzle, old: dict | None) -> tup
     where the notebook is unchanged; cells at once where there is nothing to run."""
     parts = [p.name for p in puzzle.parts]
     path = notebook_for(student, puzzle)
-    if path is None:
-        reason = f"no p{puzzle.number:02d}_*.ipynb in {student.name}/"
-        return _filled(None, None, parts, cells.cell(cells.MISSING, reason=reason)), []
+    if path is None:  # said once per student (Gradebook.missing), not in each of its cells
+        if old and old.get("notebook") is None and all(p in old.get("parts", {}) for p in parts):
+            return old, []
+        return _filled(None, None, parts, cells.cell(cells.MISSING)), []
     shown = str(path.relative_to(folder))
     digest = content_hash(path)
     if old and old.get("sha256") == digest and all(p in old.get("parts", {}) for p in parts):
@@ -100,7 +113,7 @@ def _entry(folder: Path, student: Path, puzzle: Puzzle, old: dict | None) -> tup
     try:
         source = from_notebook(path, shown)
     except NotebookError as err:
-        return _filled(shown, digest, parts, cells.cell(cells.UNREADABLE, reason=cells.short(str(err)))), []
+        return _filled(shown, digest, parts, cells.cell(cells.UNREADABLE, reason=cells.whole(str(err)))), []
     entry = _filled(shown, digest, parts, None)
     checks = []
     for part in puzzle.parts:

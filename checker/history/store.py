@@ -1,10 +1,12 @@
 """The progress store: one JSON file per user and checkout (.checker/progress.json at the
 repository's root, git-ignored; TRITON_PUZZLES_STATE names another folder), never the notebooks.
 
-Every check of a learner's notebook (the command line, --all, check() in a notebook) records, per
-puzzle, part and backend, whether it passed, its cases and when; --bench records the fraction of the
-roofline it measured, and the store keeps the best. A check of the reference solution records
-nothing: it is not the learner's progress.
+Every check of a learner's own notebook (the command line, --all, check() in a notebook) records,
+per puzzle, part and backend, its verdict (pass, fail, hang, crash, does not run), its cases and
+when; --bench records the fraction of the roofline it measured, and the store keeps the best.
+Progress belongs to the learner's own notebooks, those in puzzles/ (`learners_own`): a check of the
+reference solution, of another notebook (`--notebook OTHER`, a class's folder), the book's build
+and the tests record nothing.
 
 Recording never stops a check: a store that cannot be written is skipped, and one that cannot be
 read (cut short, edited by hand) is moved aside to progress.corrupt.json and started afresh, so the
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from checker.history.verdicts import verdict
 from checker.puzzle.model import REPO_ROOT, Puzzle
 from checker.report.model import Report
 
@@ -39,10 +42,29 @@ def store_path() -> Path:
     return state_dir() / FILE
 
 
+def learner_folder() -> Path:
+    """Where the learner's own notebooks are: this checkout's puzzles/."""
+    return REPO_ROOT / "puzzles"
+
+
+def is_learner_folder(folder: Path) -> bool:
+    try:
+        return Path(folder).resolve() == learner_folder().resolve()
+    except OSError:
+        return False
+
+
+def learners_own(notebook: Path | None) -> bool:
+    """Is this notebook one of the learner's own, whose checks are their progress? Those in
+    puzzles/ are (a copy made there too); a notebook elsewhere is someone else's, or a page's."""
+    return notebook is not None and is_learner_folder(Path(notebook).parent)
+
+
 @dataclass
 class Progress:
     """What the store holds: puzzle key -> {"parts": {part: {backend: outcome}}, "bench": best run}.
-    An outcome: {"passed", "correct", "cases", "problem", "checked" (local time, ISO), "device"}.
+    An outcome: {"passed", "verdict" (checker/history/verdicts.py), "correct", "cases", "problem",
+    "checked" (local time, ISO), "device"}.
     problem: why the store could not be read ('' when it could, or when there is none yet)."""
     path: Path
     puzzles: dict = field(default_factory=dict)
@@ -102,7 +124,8 @@ def record_check(puzzle: Puzzle, report: Report) -> bool:
         for entry in report.parts:
             device = entry["backend"][entry["backend"].find("(") + 1:-1] if "(" in entry["backend"] else ""
             parts.setdefault(entry["part"], {})[backend_of(entry["backend"])] = {
-                "passed": bool(entry["passed"]), "correct": int(entry["correct"]), "cases": int(entry["cases"]),
+                "passed": bool(entry["passed"]), "verdict": verdict(report, entry["part"], entry["backend"]),
+                "correct": int(entry["correct"]), "cases": int(entry["cases"]),
                 "problem": entry.get("problem", ""), "checked": stamp, "device": device}
 
     return update(change)

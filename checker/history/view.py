@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from checker import registry
 from checker.history.store import Progress, load
+from checker.history.verdicts import CRASH, DOES_NOT_RUN, HANG
 from checker.puzzle.model import REPO_ROOT, Puzzle
 from checker.report.model import BAD, OK
 
@@ -29,9 +30,12 @@ class Row:
 
 
 def _outcome(outcome: dict | None) -> str:
+    """"✅ 6/6", "❌ 3/6"; what stopped a check as what it was: "❌ hang", "❌ crash", "❌ does not run"."""
     if outcome is None:
         return NOT_CHECKED
     mark = OK if outcome.get("passed") else BAD
+    if outcome.get("verdict") in (HANG, CRASH, DOES_NOT_RUN):
+        return f"{mark} {outcome['verdict']}"
     return f"{mark} {outcome.get('correct', 0)}/{outcome['cases']}" if outcome.get("cases") else f"{mark} not run"
 
 
@@ -108,11 +112,17 @@ def text_lines(progress: Progress | None = None) -> list[str]:
     return [*lines, "", HOW_TO_CHECK]
 
 
+# Two classes on every selector: JupyterLab's own rules for an output's tables (`:not(.jp-RenderedMarkdown)
+# .jp-RenderedHTMLCommon td`: right-aligned; `table`: centred, a fixed layout) must not win. A table
+# wider than the output scrolls in its own box instead of running past the output's edge.
 STYLE = """<style>
-table.tgp-progress { border-collapse: collapse; font-size: 13px; width: auto; }
-table.tgp-progress th, table.tgp-progress td { text-align: left; padding: 0.15em 0.8em 0.15em 0.2em;
-  border: none; border-bottom: 1px solid rgba(127, 127, 127, 0.25); white-space: nowrap; }
-table.tgp-progress tr.tgp-unchecked td { opacity: 0.6; }
+div.tgp-progress div.tgp-scroll { overflow-x: auto; max-width: 100%; }
+div.tgp-progress table.tgp-progress { border-collapse: collapse; font-size: 13px; width: auto;
+  table-layout: auto; margin: 0 0 0.5em 0; }
+div.tgp-progress table.tgp-progress th, div.tgp-progress table.tgp-progress td { text-align: left;
+  padding: 0.15em 0.8em 0.15em 0.2em; border: none; border-bottom: 1px solid rgba(127, 127, 127, 0.25);
+  white-space: nowrap; }
+div.tgp-progress table.tgp-progress tr.tgp-unchecked td { opacity: 0.6; }
 </style>"""
 
 
@@ -120,10 +130,10 @@ def html_table(progress: Progress | None = None) -> str:
     """The view for a notebook: one table, a puzzle's name on its first row only."""
     progress = progress or load()
     e = html.escape
-    out = [STYLE, f"<p><b>Your progress</b>: {e(totals(progress))}</p>"]
+    out = [STYLE, "<div class='tgp-progress'>", f"<p><b>Your progress</b>: {e(totals(progress))}</p>"]
     if progress.problem:
         out.append(f"<p>The record could not be read: {e(progress.problem)}.</p>")
-    out.append("<table class='tgp-progress'><tr><th>puzzle</th><th>part</th><th>interpreter</th><th>GPU</th>"
+    out.append("<div class='tgp-scroll'><table class='tgp-progress'><tr><th>puzzle</th><th>part</th><th>interpreter</th><th>GPU</th>"
                "<th>last check</th><th>best --bench</th></tr>")
     previous = None
     for r in rows(progress):
@@ -132,7 +142,7 @@ def html_table(progress: Progress | None = None) -> str:
         unchecked = " class='tgp-unchecked'" if r.part is None else ""
         out.append(f"<tr{unchecked}>" + "".join(f"<td>{e(c)}</td>" for c in
                                                 (name, r.title, r.interpreter, r.gpu, r.last, r.bench)) + "</tr>")
-    out.append(f"</table><p>{e(HOW_TO_CHECK)}</p>")
+    out.append(f"</table></div><p>{e(HOW_TO_CHECK)}</p></div>")
     return "\n".join(out)
 
 

@@ -72,7 +72,9 @@ def report_html(report: Report) -> tuple[str, str]:
     cases = report.cases  # built afresh at each call: read once
     failures = [c for c in cases if c.status != "pass"]
     parts = {(p["part"], p["backend"]) for p in report.parts}
-    head = [_verdict_html(report), *_faults_html([f for f in report.faults if (f["part"], f["backend"]) not in parts]),
+    cells = [f for f in report.faults if f["kind"] == "cell"]  # a cell that does not run: said before all
+    head = [*_faults_html(cells), _verdict_html(report),
+            *_faults_html([f for f in report.faults if (f["part"], f["backend"]) not in parts and f not in cells]),
             *_parts_html(report), *_not_run_html(report)]
     if failures:
         first = failures[0]
@@ -99,10 +101,9 @@ def title_html(line: str) -> str:
 
 
 def _verdict_html(report: Report) -> str:
-    out = [f'<p class="tgp-verdict {"tgp-pass" if report.passed else "tgp-fail"}">{_e(verdict(report))}</p>']
-    if report.usage_error:
-        out.append(f"<p>{BAD} {_inline(report.usage_error)}</p>")
-    return "".join(out)
+    if report.usage_error:  # nothing was checked: why, and no verdict
+        return f'<p class="tgp-verdict tgp-fail">{BAD} {_inline(report.usage_error)}</p>'
+    return f'<p class="tgp-verdict {"tgp-pass" if report.passed else "tgp-fail"}">{_e(verdict(report))}</p>'
 
 
 def _not_run_html(report: Report) -> list[str]:
@@ -137,7 +138,9 @@ def _parts_html(report: Report) -> list[str]:
         problem = part["problem"]
         if problem and any(problem in line for f in faults for line in f["lines"]):
             problem = "not run"
-        unrun = f"; {counted(part['unrun'], 'case')} not run" if part["unrun"] else ""
+        # the case a hang or a crash stopped in is counted where it was, not as "not run"
+        left = part["unrun"] - any(f["kind"] in ("hang", "crash") and f["case"] for f in faults)
+        unrun = f"; {counted(left, 'case')} not run" if left > 0 else ""
         if problem and results:
             how = (f"{problem}: stopped after {part['cases']} of {counted(part['cases'] + part['unrun'], 'case')} "
                    f"({part['correct']} correct)")

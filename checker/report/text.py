@@ -113,14 +113,21 @@ class ReportWriter:
         self.say(f"══ {label} ══")
         return True
 
-    def part_problem(self, part: str, message: str, where: str = "") -> None:
-        """The part could not run (a stub, a syntax error): one line, no traceback."""
+    def part_problem(self, part: str, message: str, where: str = "", kind: str = "part") -> None:
+        """The part could not run (a stub, a syntax error): one line, no traceback. kind: the static
+        problem's (checker/source.py), kept with the fault for whoever grades it."""
         tally = self.tally(part)
         if not tally.problems:
             self.say(f"── {self.puzzle.part(part).title} ──")
         self.say(f"{INDENT}{BAD} {message}" + (f" ({where})" if where else ""))
         tally.problems.append(message)
-        self.faults.append({"kind": "part", "part": part, "backend": self.backend, "case": "", "lines": self.lines[-1:]})
+        self.faults.append({"kind": kind, "part": part, "backend": self.backend, "case": "", "lines": self.lines[-1:],
+                            "message": message, "where": where})
+
+    def cell_problem(self, line: str) -> None:
+        """A cell that does not run, said before any part (the parts it holds are not checked)."""
+        self.say(f"{BAD} {line}")
+        self.faults.append({"kind": "cell", "part": "", "backend": "", "case": "", "lines": self.lines[-1:]})
 
     def handle(self, event: dict) -> None:
         kind, said = event["type"], len(self.lines)
@@ -317,8 +324,10 @@ class ReportWriter:
                               f"({n_ok} correct)")
                 elif tally.problems:
                     detail = tally.problems[0]
-                    if tally.unrun and tally.problems[0] != "kernel cells do not run":
-                        detail += f"; {tally.unrun} of {tally.expected} cases not run"
+                    # the case a hang or a crash stopped in is counted where it was: not "not run"
+                    unrun = tally.unrun - self._stopped_in(part, tally.backend)
+                    if unrun and tally.problems[0] != "kernel cells do not run":
+                        detail += f"; {unrun} of {tally.expected} cases not run"
                 else:
                     detail = f"{n_ok}/{total} cases correct"
                     if tally.unrun:
@@ -335,7 +344,8 @@ class ReportWriter:
         verdict = OK + " ALL CORRECT" if everything_ok else BAD + " NOT ALL CORRECT"
         if everything_ok and not_run:
             verdict += f" in the interpreter; {len(not_run)} GPU-only case{'s' if len(not_run) > 1 else ''} not run"
-        self.say(f"Overall Result: {verdict}")
+        if not self.usage_error:  # nothing was checked: the line above says why, and no verdict is made up
+            self.say(f"Overall Result: {verdict}")
         results = [r for tally in self.tallies.values() for r in tally.results]
         summary = [{"part": name, "title": self.puzzle.part(name).title, "backend": tally.backend,
                     "passed": tally.passed, "correct": sum(r["status"] == "pass" for r in tally.results),
@@ -344,6 +354,11 @@ class ReportWriter:
                    for (name, _), tally in self.tallies.items()]
         return Report(everything_ok and not self.usage_error, "\n".join(self.lines), results, summary,
                       self.usage_error, self.builder.hints, not_run, self.faults, self.builder.experiments)
+
+    def _stopped_in(self, part: str, backend: str) -> int:
+        """1 where a hang or a crash stopped this part's check in one of its cases, else 0."""
+        return int(any(f["kind"] in ("hang", "crash") and f["part"] == part and f["backend"] == backend
+                       and f["case"] for f in self.faults))
 
     def _not_run(self) -> list[dict]:
         """Cases that only a GPU runs, where no GPU section ran: named, so that an all-correct

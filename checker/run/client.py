@@ -45,6 +45,18 @@ NO_SERVER, STOP_SERVER = "--no-server", "--stop-server"
 INTERRUPTED = "\nInterrupted: the check stopped, and nothing was written."  # as checker.cli says it
 
 
+EXIT_PIPE = 141  # what a shell reports for a command whose reader went away (128 + SIGPIPE)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null after its reader went away (`| head`), so that Python's last flush
+    at exit finds no closed pipe either: the command stops quietly, as a shell tool does."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def disabled(argv: list[str]) -> bool:
     value = os.environ.get(NO_SERVER_ENV, "").strip().lower()
     return NO_SERVER in argv or value not in ("", "0", "false", "no")
@@ -203,6 +215,9 @@ def _ask(sock: socket.socket, key: str, argv: list[str]):
         except KeyboardInterrupt:
             _send(sock, {"op": "interrupt"})
             return _after_interrupt(lines)
+        except BrokenPipeError:  # the reader went away (`| head`): the server's check stops too
+            _send(sock, {"op": "interrupt"})
+            raise
     except _Gone as gone:
         if gone.args[0]:  # part of the report is on the screen: say why it starts again
             print("(the warm checker stopped answering: checking again here)", file=sys.stderr, flush=True)

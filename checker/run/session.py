@@ -55,12 +55,15 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     writer.only_documented = only_documented
     writer.title(source.origin, parts)
     runnable = []
+    problems = {part: static_problems(source, puzzle.part(part).kernels) for part in parts}
+    # a cell that does not run is said first, once, whichever parts it holds: no verdict on its code
+    for lead in dict.fromkeys(p.lead for found in problems.values() for p in found if p.lead):
+        writer.cell_problem(lead)
     for part in parts:
-        problems = static_problems(source, puzzle.part(part).kernels)
-        if problems:
+        if problems[part]:
             writer.backend = "Interpreter (CPU)" if backend != "gpu" else "GPU"
-            for problem in problems:
-                writer.part_problem(part, problem.message, problem.where)
+            for problem in problems[part]:
+                writer.part_problem(part, problem.message, problem.where, problem.kind)
         else:
             runnable.append(part)
 
