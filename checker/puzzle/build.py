@@ -463,7 +463,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                     equations=tuple(formulas or {}),
                     equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c),
                     answer=declared.answer,
-                    input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()})
+                    input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()},
+                    sizes=declared.sizes)
     _validate(result, declared)
     return result
 

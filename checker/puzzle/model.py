@@ -77,7 +77,7 @@ class Case:
 class Output:
     """A tensor the learner's kernels produce and the checker compares."""
     name: str                       # key in the outputs dict
-    label: str                      # printed name, e.g. "grad_ln_weight"
+    label: str                      # printed name, e.g. "dgamma"
     forward: bool                   # forward output (else a gradient)
     accumulated: bool = False       # several programs add shares into one element (atomics)
     title: str = ""                 # the documented case's "<title> max difference" line (default: label)
@@ -196,6 +196,8 @@ class Puzzle:
     answer: Callable[[dict, Case], dict] | None = None
     # each input's dimensions by the size names that give them ("q" -> ("B", "H", "N", "D")), where declared
     input_dims: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # a case's named sizes, also those of a case shown by its tensors' shapes (Case.shape hides them)
+    sizes: Callable[[Case], Mapping[str, int]] | None = None
 
     @property
     def key(self) -> str:
