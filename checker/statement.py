@@ -7,7 +7,8 @@ things are rendered from it into the notebook by `python -m checker.stubs --writ
 tolerances) and the dtype column of the statement's tensor tables. The rest is checked
 (`differences`): each table row names tensors the kernels receive, with their shapes; each launch
 line in a code block agrees with a launch the checker makes; no sentence says a dtype runs on a GPU
-only when the interpreter runs it, and a tolerance a sentence gives is one the declaration has.
+only when the interpreter runs it, a tolerance a sentence gives is one the declaration has, and an
+output is named as the declaration (and so the report) names it.
 tests/test_statements.py runs the checks on every puzzle's notebook and page.
 """
 from __future__ import annotations
@@ -256,7 +257,7 @@ def _launch_problem(sub: ast.Subscript, call: ast.Call, assigns: list, case: Dry
     def said(node, names) -> tuple[bool, Any]:
         try:
             return True, _evaluate(node, names)
-        except (_Unknown, Exception):  # noqa: BLE001 (an expression the text leaves open)
+        except Exception:  # noqa: BLE001 (a name the text leaves open, `..`: nothing to check)
             return False, None
 
     reasons = []
@@ -349,6 +350,17 @@ def sentence_problems(markdown: str, puzzle: Puzzle) -> list[str]:
     return problems
 
 
+def name_problems(markdown: str, puzzle: Puzzle) -> list[str]:
+    """Code spans that name an output otherwise than the declaration does (`dW` for `dw`): the
+    report, its JSON and the gradebook use the declaration's name, and so does the text."""
+    outputs = {o.label for part in puzzle.parts for o in part.outputs}
+    by_lower = {o.lower(): o for o in outputs}
+    prose = re.sub(r"^```.*?^```", " ", markdown, flags=re.S | re.M)
+    said = set(re.findall(r"`([A-Za-z_]\w*)`", prose))
+    return [f"names the output `{by_lower[s.lower()]}` as `{s}`" for s in sorted(said)
+            if s.lower() in by_lower and s not in outputs]
+
+
 # -- all of it -----------------------------------------------------------------------------------
 def markdown_of(notebook: dict) -> str:
     return "\n\n".join(_text(c) for c in notebook["cells"] if c["cell_type"] == "markdown"
@@ -359,7 +371,7 @@ def differences(puzzle: Puzzle, notebook: dict, dry: list[DryCase] | None = None
                 words: dict[str, str] | None = None) -> list[str]:
     """How the notebook's statement disagrees with the declaration ([] where it does not)."""
     dry = dry if dry is not None else dry_cases(puzzle)
-    words = words if words is not None else facts.tensor_dtypes(puzzle)
+    words = words if words is not None else facts.dtype_words({case.dtype: case.seen for case in dry})
     name = puzzle.notebook.name
     problems = []
     cells = facts_cells(notebook)
@@ -369,4 +381,5 @@ def differences(puzzle: Puzzle, notebook: dict, dry: list[DryCase] | None = None
     problems += table_problems(markdown, words, dry)
     problems += launch_problems(markdown, puzzle, dry)
     problems += sentence_problems(markdown, puzzle)
+    problems += name_problems(markdown, puzzle)
     return [f"{name}: {p}" for p in problems]

@@ -28,8 +28,8 @@ def by_puzzle():
 @functools.lru_cache(maxsize=None)
 def declared(key: str) -> tuple[list, dict]:
     """The puzzle's dry launches and its tensors' dtypes, computed once per test run."""
-    puzzle = registry.get(key)
-    return statement.dry_cases(puzzle), facts.tensor_dtypes(puzzle)
+    dry = statement.dry_cases(registry.get(key))
+    return dry, facts.dtype_words({case.dtype: case.seen for case in dry})
 
 
 def notebook(puzzle) -> dict:
@@ -46,7 +46,8 @@ def test_the_notebook_states_what_the_declaration_says(puzzle):
 def test_the_page_states_what_the_declaration_says(puzzle):
     page = (REPO_ROOT / "book" / f"{puzzle.key}.md").read_text(encoding="utf-8")
     dry, _ = declared(puzzle.key)
-    problems = statement.sentence_problems(page, puzzle) + statement.launch_problems(page, puzzle, dry)
+    problems = (statement.sentence_problems(page, puzzle) + statement.launch_problems(page, puzzle, dry)
+                + statement.name_problems(page, puzzle))
     assert problems == [], f"book/{puzzle.key}.md: {problems}"
 
 

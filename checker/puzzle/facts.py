@@ -118,10 +118,14 @@ def dtype_name(tensor: Any) -> str:
 def tensor_dtypes(puzzle: Puzzle) -> dict[str, str]:
     """Each tensor the kernels receive -> its dtype in words: "float32", "int32", or "float32 or
     bfloat16" for one that follows the case's dtype."""
-    by_dtype = {d: dry_run(puzzle, documented(puzzle, d))[1] for d in dtypes(puzzle)}
+    return dtype_words({d: dry_run(puzzle, documented(puzzle, d))[1] for d in dtypes(puzzle)})
+
+
+def dtype_words(seen_by_dtype: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """tensor_dtypes from the tensors of a dry run per case dtype (dtype -> name -> tensor)."""
     words = {}
-    for name in dict.fromkeys(n for seen in by_dtype.values() for n in seen):
-        found = list(dict.fromkeys(dtype_name(seen[name]) for seen in by_dtype.values() if name in seen))
+    for name in dict.fromkeys(n for seen in seen_by_dtype.values() for n in seen):
+        found = list(dict.fromkeys(dtype_name(seen[name]) for seen in seen_by_dtype.values() if name in seen))
         words[name] = " or ".join(found)
     return words
 
