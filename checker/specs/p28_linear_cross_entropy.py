@@ -120,7 +120,7 @@ def from_p(x, w, target, dloss, p):
     import torch
     valid = target != IGNORE
     one_hot = torch.zeros_like(p).scatter_(1, torch.where(valid, target, 0).long()[:, None], 1.0)
-    g = (p - one_hot) * valid[:, None] * (dloss / valid.sum())
+    g = (p - one_hot) * valid[:, None] * (dloss / valid.sum().clamp(min=1))  # no row counted: 0
     return {"dx": g @ w, "dw": g.T @ x}
 
 
@@ -156,7 +156,7 @@ def target_logit_shifted(x, w, target, dloss, TILE_N):
     safe = torch.where(valid, target, 0).long()[:, None]
     shift = tile_maxima(logits, TILE_N).gather(1, safe)[:, 0]
     right = fused(x, w, target, dloss)
-    return {**right, "loss": right["loss"] + torch.where(valid, shift, 0.0).sum() / valid.sum()}
+    return {**right, "loss": right["loss"] + torch.where(valid, shift, 0.0).sum() / valid.sum().clamp(min=1)}
 
 
 def ignored_not_zeroed(x, w, target, dloss):
@@ -165,7 +165,7 @@ def ignored_not_zeroed(x, w, target, dloss):
     logits = x @ w.T
     valid = target != IGNORE
     one_hot = torch.zeros_like(logits).scatter_(1, torch.where(valid, target, 0).long()[:, None], 1.0)
-    g = (logits.softmax(1) - one_hot * valid[:, None]) * (dloss / valid.sum())
+    g = (logits.softmax(1) - one_hot * valid[:, None]) * (dloss / valid.sum().clamp(min=1))
     return {"dx": g @ w, "dw": g.T @ x}
 
 
