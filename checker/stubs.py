@@ -1,9 +1,12 @@
-"""Learner stubs, derived from the reference solution so the two cannot drift apart.
+"""Learner stubs, derived from the reference solution so the two cannot drift apart; and the facts
+of the statement, rendered from the declaration so that they cannot drift from it either.
 
 A stub is the solution kernel's decorator, signature and docstring, then a TODO and a raise.
-`python -m checker.stubs --verify` fails when a notebook's kernel cells differ from the stubs, or
-its metadata from NOTEBOOK_METADATA; `--write` rewrites those cells from the solution, and the
-metadata (and nothing else).
+`python -m checker.stubs --verify` fails when a notebook's kernel cells differ from the stubs, its
+metadata from NOTEBOOK_METADATA, or its statement from the declaration (checker/statement.py: the
+facts cell, the tensor tables, the launch lines, what a sentence says runs on a GPU only, a
+tolerance); `--write` rewrites the kernel cells from the solution, the metadata, the facts cell and
+the tables' dtype column from the declaration (and nothing else).
 """
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ import os
 import sys
 from pathlib import Path
 
-from checker import registry
+from checker import registry, statement
+from checker.puzzle import facts
 from checker.source import KERNEL_TAG, cell_text
 from checker.puzzle.model import Puzzle
 
@@ -67,6 +71,20 @@ def restubbed(puzzle: Puzzle, notebook: dict) -> dict:
     for cell, name in zip(kernel_cells(notebook), puzzle.kernel_names):
         cell["source"] = stub_text(solution, name).rstrip("\n")
         cell["outputs"], cell["execution_count"] = [], None
+    return notebook
+
+
+def with_statement(puzzle: Puzzle, notebook: dict) -> dict:
+    """The notebook with the facts the declaration gives rendered: its facts cell, and the dtype
+    column of its tensor tables."""
+    statement.with_facts(puzzle, notebook)
+    words = facts.tensor_dtypes(puzzle)
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown" and statement.FACTS_TAG not in cell.get("metadata", {}).get("tags", []):
+            text = cell_text(cell)
+            rendered = statement.with_dtypes(text, words)
+            if rendered != text:
+                cell["source"] = rendered
     return notebook
 
 
@@ -141,10 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.write:
             notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
             restubbed(puzzle, notebook)
+            with_statement(puzzle, notebook)
             notebook["metadata"] = copy.deepcopy(NOTEBOOK_METADATA)
             write_notebook(puzzle.notebook, notebook)
             print(f"wrote {puzzle.notebook.name}")
-        for problem in differences(puzzle):
+        notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
+        for problem in differences(puzzle) + statement.differences(puzzle, notebook):
             print(problem)
             failures += 1
     return 1 if failures else 0

@@ -1,9 +1,9 @@
 """Puzzle 22 reference kernels: LayerNorm + Linear, forward, fused forward and fused backward.
 
 Shapes (all tensors contiguous, rows = every leading dimension flattened):
-    x: [M, H]   gamma, beta: [H]   W: [N, H] (PyTorch Linear layout)   bias: [N]
+    x: [M, H]   gamma, beta: [H]   w: [N, H] (PyTorch Linear layout)   bias: [N]
     z = LayerNorm(x) = gamma * x_hat + beta,  x_hat = (x - mean) * rstd,  rstd = 1 / sqrt(var + eps)
-    y = z @ W.T + bias                       : [M, N]
+    y = z @ w.T + bias                       : [M, N]
 
 The checker launches these kernels; see `python -m checker p22 --solution`.
 """
@@ -102,12 +102,12 @@ def ln_linear_fwd_kernel(x_ptr, gamma_ptr, beta_ptr, w_ptr, bias_ptr, y_ptr, M, 
 def ln_linear_bwd_kernel(x_ptr, gamma_ptr, beta_ptr, w_ptr, dy_ptr,
                          dx_ptr, dgamma_ptr, dbeta_ptr, dw_ptr, dbias_ptr,
                          H, N, eps, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr):
-    """One program per row: writes dx[row] and adds this row's share to dgamma, dbeta, dW, dbias.
+    """One program per row: writes dx[row] and adds this row's share to dgamma, dbeta, dw, dbias.
 
     Grid: (M,). The four parameter gradients are fp32 buffers shared by all programs, so every
     update is a tl.atomic_add: a plain load + add + store would race between programs.
     With dz = dy @ W (the gradient reaching the LayerNorm output) and g = dz * gamma:
-        dW += dy^T z    dbias += dy    dgamma += dz * x_hat    dbeta += dz
+        dw += dy^T z    dbias += dy    dgamma += dz * x_hat    dbeta += dz
         dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))
     """
     row = tl.program_id(0)

@@ -6,6 +6,7 @@ walking the rows.
     n = the number of rows whose target is not ignore_index
     loss = (1 / n) Σ_r (lse_r − logits[r, target_r]),   lse_r = log Σ_j exp(logits[r, j])   (counted rows only)
     dlogits[r, j] = dloss / n · (softmax(logits[r])_j − [j = target_r])   (zero on ignored rows)
+    n = 0 (every target ignored): loss = 0 and dlogits = 0, where PyTorch's mean gives NaN
 
 The checker launches (and sums the M partial losses in PyTorch, loss = loss_rows.sum()):
     ce_count_kernel[(1,)](target, n_valid, M, ignore_index, BLOCK_M=BLOCK_M)

@@ -13,7 +13,9 @@ What is checked, page by page, with the Chrome DevTools protocol:
   * at 1280 px and 1400 px: no code line wraps (a long one scrolls in its block), no table column
     is out of its table's box, one search field; plotting code is folded; no internal label
     ("eq-...") is printed; equations are numbered (1), (2), ... on each page;
-  * a puzzle page's "Contents" sidebar lists its statement's parts.
+  * a puzzle page's "Contents" sidebar lists its statement's parts; its statement shows the facts of
+    its declaration; its hints (the idea, the approach, the one line) and its solution are dropdowns
+    that start closed.
 A full-page screenshot of each page is kept under _build/artifacts/ (p22.png is the one CI keeps).
 
 Needs the Debian package `chromium` and the PyPI package `websocket-client`.  Without
@@ -113,6 +115,13 @@ PAGE_PROBE = r"""
                width: i.getBoundingClientRect().width})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
     solution_passes: document.body.innerText.includes('Overall Result: ✅ ALL CORRECT'),
+    // the statement's facts (the cell checker.stubs writes from the declaration), as the reader sees them
+    facts_shown: [...document.querySelectorAll('article p')].some(
+        p => p.offsetParent !== null && p.innerText.startsWith('What the checker runs.')),
+    // the dropdowns (hints, the solution): their titles, and whether they start open
+    dropdowns: [...document.querySelectorAll('article details')].map(
+        d => ({title: (d.querySelector('summary') || d).innerText.trim().slice(0, 100), open: d.open,
+               code: d.querySelectorAll('pre').length})),
     // inline code in a table cell broken over lines ("[M," above "H]")
     broken_cell_code: [...document.querySelectorAll('article td code')].filter(c => {
         const lh = parseFloat(getComputedStyle(c).lineHeight) || 1.2 * parseFloat(getComputedStyle(c).fontSize);
@@ -399,6 +408,24 @@ def test_puzzle_page_shows_the_solution_passing_and_its_math(visits, stem):
     assert v["solution_passes"], f"{stem}: the checker's report for the solution is not on the page"
     assert not v["math_unrendered"] and v["mjx_errors"] == 0, f"{stem}: math left as TeX {v['math_unrendered'][:3]}"
     assert not [i["src"] for i in v["images"] if not i["ok"]], f"{stem}: a figure did not load"
+
+
+@pytest.mark.parametrize("stem", PUZZLE_PAGES)
+def test_a_puzzle_page_states_the_facts_of_its_declaration(visits, stem):
+    assert _page(visits, stem)["facts_shown"], f"{stem}: no 'What the checker runs.' paragraph in the statement"
+
+
+@pytest.mark.parametrize("stem", PUZZLE_PAGES)
+def test_a_puzzle_pages_hints_and_solution_start_closed(visits, stem):
+    """The hints graduate (the idea, the approach, the one line) and the solution is one click
+    away: each a dropdown, closed until the reader opens it."""
+    drops = _page(visits, stem)["dropdowns"]
+    hints = [d["title"] for d in drops if d["title"].startswith("Hint ")]
+    assert [h.split(" — ")[1].split(":")[0] for h in hints[:3]] == ["the idea", "the approach",
+                                                                      "the line to get right"], hints
+    solution = [d for d in drops if d["title"].startswith("The reference solution")]
+    assert len(solution) == 1 and solution[0]["code"] >= 1, drops
+    assert not [d["title"] for d in drops if d["open"]], f"{stem}: dropdowns open on arrival"
 
 
 @pytest.mark.parametrize("width", WIDTHS)

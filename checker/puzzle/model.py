@@ -93,7 +93,7 @@ class Case:
 class Output:
     """A tensor the learner's kernels produce and the checker compares."""
     name: str                       # key in the outputs dict
-    label: str                      # printed name, e.g. "grad_ln_weight"
+    label: str                      # printed name, e.g. "dgamma"
     forward: bool                   # forward output (else a gradient)
     accumulated: bool = False       # several programs add shares into one element (atomics)
     title: str = ""                 # the documented case's "<title> max difference" line (default: label)
@@ -215,7 +215,7 @@ class Puzzle:
     # (case, change) -> a case like it with one declared property changed: a size or a parameter by
     # name, "dtype", or "inputs": "plain" (checker/experiment.py shrinks a failing case with it)
     derive: Callable[[Case, Mapping[str, Any]], Case] | None = None
-    # a case's named sizes, also for a case shown by its shapes (whose Case.sizes is empty)
+    # a case's named sizes, also those of a case shown by its tensors' shapes (Case.shape hides them)
     sizes_of: Callable[[Case], Mapping[str, int]] | None = None
 
     @property

@@ -11,7 +11,7 @@ def closed(output, jacobian_diagonal=False, padded=False, **stats):
         mean, rstd = statistics(x, eps, padded_lanes=lanes, **stats)
         grads = layernorm_backward(x, gamma, beta, dz, mean, rstd, jacobian_diagonal=jacobian_diagonal)
         # each row's terms, written out: the family's contributions() would also build dW's [M, N, H]
-        named = {"dx": grads["grad_input"], "dgamma": grads["grad_ln_weight"], "dbeta": grads["grad_ln_bias"],
+        named = {**{k: grads[k] for k in ("dx", "dgamma", "dbeta")},
                  "shares_dgamma": dz * (x - mean) * rstd, "shares_dbeta": dz}
         return named[output] if output else named
     return compute

@@ -19,7 +19,7 @@ def fused_block_h(block_h: int) -> int:
 def reference(x, gamma, beta, w, bias, eps):
     import torch.nn.functional as F
     z = F.layer_norm(x, (x.shape[-1],), gamma, beta, eps)
-    return {"ln_output": z, "output": F.linear(z, w, bias)}
+    return {"z": z, "y": F.linear(z, w, bias)}
 
 
 def linear_weight(gen, dims, sizes):
@@ -29,25 +29,24 @@ def linear_weight(gen, dims, sizes):
 
 
 # -- launches -----------------------------------------------------------------------------------
-def fused_forward(k, x, gamma, beta, w, bias, output, M, H, N, eps, block_h, **tiles):
+def fused_forward(k, x, gamma, beta, w, bias, y, M, H, N, eps, block_h, **tiles):
     # [BLOCK_M, BLOCK_N] tiles of y; a case may make them differ, so a tile placed by the wrong one shows
     block_m, block_n = (tiles.get(t, MIN_DOT_BLOCK) for t in ("block_m", "block_n"))
-    k.ln_linear_fwd_kernel[(cdiv(M, block_m), cdiv(N, block_n))](x, gamma, beta, w, bias, output, M, H, N, eps,
+    k.ln_linear_fwd_kernel[(cdiv(M, block_m), cdiv(N, block_n))](x, gamma, beta, w, bias, y, M, H, N, eps,
                                                                 BLOCK_M=block_m, BLOCK_N=block_n,
                                                                 BLOCK_H=fused_block_h(block_h))
 
 
-def unfused(k, x, gamma, beta, w, bias, ln_output, M, H, eps, block_h):
+def unfused(k, x, gamma, beta, w, bias, z, M, H, eps, block_h):
     import torch.nn.functional as F
-    k.layernorm_fwd_kernel[(M,)](x, gamma, beta, ln_output, H, eps, BLOCK_H=block_h)
-    return {"output": F.linear(ln_output, w, bias)}  # the provided matmul: y = z @ W.T + bias
+    k.layernorm_fwd_kernel[(M,)](x, gamma, beta, z, H, eps, BLOCK_H=block_h)
+    return {"y": F.linear(z, w, bias)}  # the provided matmul: y = z @ W.T + bias
 
 
-def backward(k, x, gamma, beta, w, bias, dy, output, grad_input, grad_ln_weight, grad_ln_bias, grad_linear_weight,
-             grad_linear_bias, M, H, N, eps, block_h, **tiles):
-    fused_forward(k, x, gamma, beta, w, bias, output, M, H, N, eps, block_h, **tiles)
-    k.ln_linear_bwd_kernel[(M,)](x, gamma, beta, w, dy, grad_input, grad_ln_weight, grad_ln_bias, grad_linear_weight,
-                                 grad_linear_bias, H, N, eps, BLOCK_H=block_h, BLOCK_N=MIN_DOT_BLOCK)
+def backward(k, x, gamma, beta, w, bias, dy, y, dx, dgamma, dbeta, dw, dbias, M, H, N, eps, block_h, **tiles):
+    fused_forward(k, x, gamma, beta, w, bias, y, M, H, N, eps, block_h, **tiles)
+    k.ln_linear_bwd_kernel[(M,)](x, gamma, beta, w, dy, dx, dgamma, dbeta, dw, dbias, H, N, eps,
+                                 BLOCK_H=block_h, BLOCK_N=MIN_DOT_BLOCK)
 
 
 # -- tolerances, scales and each row's share ----------------------------------------------------
@@ -55,7 +54,7 @@ def backward(k, x, gamma, beta, w, bias, dy, output, grad_input, grad_ln_weight,
 # scale: RMS of the output; for parameter gradients sqrt(M) times the RMS of one row's share, since
 # the rounding error of a sum of M shares grows like sqrt(M). condition: how far the row means sit
 # from 0 in units of spread; centring loses that many digits in fp32 (u = 2**-24 per rounding; we
-# allow 16 of them). grad_linear_bias = sum of dy never sees x.
+# allow 16 of them). dbias = sum of dy never sees x.
 # per_row: a running fp32 sum of M same-sign shares (atomics add one share at a time) drifts by up
 # to ~M*u/2 relative: measured 2.6e-5 for 2048 identical rows on an H100, against M*u = 1.2e-4.
 # Chosen from the measured error of the reference kernels and tight enough that every kernel in
@@ -80,7 +79,7 @@ def summed(name: str):
     def scale(x, gamma, beta, w, dy, eps):
         return math.sqrt(x.shape[0]) * rms(share(name)(x, gamma, beta, w, dy, eps))
     return out(name, accumulated=True, shares=share(name), scale=scale,
-               tolerance=BIAS_SUMMED if name == "grad_linear_bias" else SUMMED)
+               tolerance=BIAS_SUMMED if name == "dbias" else SUMMED)
 
 
 def dx_scale(x, gamma, w, dy, eps):
@@ -95,10 +94,10 @@ def centring(x, eps):
     return max(1.0, float((mean.abs() * rstd).max()))
 
 
-Z = out("ln_output", title="LayerNorm output", tolerance=PLAIN)
-Y = out("output", title="Forward", tolerance=PLAIN)
-GRADS = [out("grad_input", tolerance=PLAIN, scale=dx_scale),
-         *(summed(name) for name in ("grad_ln_weight", "grad_ln_bias", "grad_linear_weight", "grad_linear_bias"))]
+Z = out("z", title="LayerNorm output", tolerance=PLAIN)
+Y = out("y", title="Forward", tolerance=PLAIN)
+GRADS = [out("dx", tolerance=PLAIN, scale=dx_scale),
+         *(summed(name) for name in ("dgamma", "dbeta", "dw", "dbias"))]
 
 
 # -- known bugs -----------------------------------------------------------------------------------
@@ -137,7 +136,7 @@ VARIANTS = [
 # -- cases ----------------------------------------------------------------------------------------
 # The inputs of the special cases: x's recipe, and for "deterministic" ones gamma = 1 and dy = 1
 FAR_MEAN = {"x": randn("M H", -2.3, 0.5)}
-EQUAL = {"gamma": full("H", 1.0), "dy": full("like output", 1.0)}
+EQUAL = {"gamma": full("H", 1.0), "dy": full("like y", 1.0)}
 CONSTANT = {"x": full("M H", 0.5), **EQUAL}
 IDENTICAL = {"x": identical_rows("M H", step=0.25, period=1.75, offset=-0.5), **EQUAL}
 
@@ -172,17 +171,17 @@ PUZZLE = puzzle(
           "gradients with atomics",
     chapter="LayerNorm + Linear",
     inputs={"x": randn("M H"), "gamma": randn("H", 1.0, 0.5), "beta": randn("H", std=0.5),
-            "w": custom("N H", linear_weight), "bias": randn("N", std=0.5), "dy": randn("like output")},
+            "w": custom("N H", linear_weight), "bias": randn("N", std=0.5), "dy": randn("like y")},
     constants={"eps": EPS},
     reference=reference,
     # the unfused forward's y comes from the provided matmul, which its launch returns
     parts=[part("unfused", "Unfused Forward", ["layernorm_fwd_kernel"],
-                outputs=[Z, out("output", title="Forward", tolerance=PLAIN, provided=True)], launch=unfused),
+                outputs=[Z, out("y", title="Forward", tolerance=PLAIN, provided=True)], launch=unfused),
            part("fused", "Fused Forward", ["ln_linear_fwd_kernel"], outputs=[Y], launch=fused_forward),
            part("backward", "Backward Pass", ["ln_linear_fwd_kernel", "ln_linear_bwd_kernel"], outputs=[Y, *GRADS],
-                grads={"grad_input": "x", "grad_ln_weight": "gamma", "grad_ln_bias": "beta",
-                       "grad_linear_weight": "w", "grad_linear_bias": "bias"},
-                upstream={"output": "dy"}, launch=backward)],
+                grads={"dx": "x", "dgamma": "gamma", "dbeta": "beta",
+                       "dw": "w", "dbias": "bias"},
+                upstream={"y": "dy"}, launch=backward)],
     params={"block_h": next_pow2("H", cap=1024)},
     blocks={"H": "block_h"},
     condition=centring,

@@ -3,7 +3,8 @@ vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, i
 from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, puzzle, randint,
                             randn, scratch, sm_count, spread_rows, variant)
 from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
-                                                  digits_lost, padded_rows_counted, padded_zero, with_ignored)
+                                                  digits_lost, every_target_ignored, mean_loss, padded_rows_counted,
+                                                  padded_zero, with_ignored)
 
 # the GPU's block: 16384 columns (32 KiB of a bf16 row) per step, 16 warps (a sweep on an H100 at
 # M = 8192, bf16: 4096 columns and 8 warps reached 0.79 of the copy bandwidth at V = 32000, 16384 and
@@ -38,8 +39,7 @@ def warps(BLOCK_V: int) -> int:
 
 
 def cross_entropy(logits, target):
-    import torch.nn.functional as F
-    return {"loss": F.cross_entropy(logits, target, ignore_index=IGNORE).reshape(1)}
+    return {"loss": mean_loss(logits, target)}
 
 
 def row_stride(V: int) -> int:
@@ -186,6 +186,8 @@ PUZZLE = puzzle(
                 inputs=CONFIDENT_INPUTS),
            case("ignored rows (every 3rd target = -100)", M=20, V=24, tags=("ignored",),
                 inputs={"target": with_ignored(3)}),
+           case("every target ignored: the loss is 0, not 0 / 0", M=3, V=20, tags=("ignored",),
+                inputs={"target": every_target_ignored()}),
            case("large logits (1000 + randn)", M=4, V=24, tags=("large",), inputs={"logits": randn("M V", 1000.0)}),
            case("large logits (80 + 4·randn)", M=4, V=36, tags=("large",), inputs={"logits": randn("M V", 80.0, 4.0)}),
            # logits 200 apart: only the running max as the shift keeps every exp in range

@@ -4,7 +4,8 @@ logits product's epilogue, one cross-entropy pass, dx = dlogits W and dW = dlogi
 from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, custom, next_pow2, out, part,
                             puzzle, randint, randn, scratch, variant)
 from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
-                                                  digits_lost, padded_rows_counted, padded_zero, with_ignored)
+                                                  digits_lost, every_target_ignored, mean_loss, padded_rows_counted,
+                                                  padded_zero, with_ignored)
 from checker.specs.families.tiles import blocks_of
 
 # the GPU's tiles: puzzle 26's 128 x 256 x 64, 8 warps, 3 stages, 8 row tiles per group; the
@@ -25,8 +26,7 @@ BF16_DW = {"bfloat16": Tolerance(atol=2 * TOLERANCES["bfloat16"].atol, rtol=2 * 
 
 
 def linear_cross_entropy(x, w, target):
-    import torch.nn.functional as F
-    return {"loss": F.cross_entropy(x @ w.T, target, ignore_index=IGNORE).reshape(1)}
+    return {"loss": mean_loss(x @ w.T, target)}
 
 
 def pow2_at_least(n: int) -> int:
@@ -120,7 +120,7 @@ def from_p(x, w, target, dloss, p):
     import torch
     valid = target != IGNORE
     one_hot = torch.zeros_like(p).scatter_(1, torch.where(valid, target, 0).long()[:, None], 1.0)
-    g = (p - one_hot) * valid[:, None] * (dloss / valid.sum())
+    g = (p - one_hot) * valid[:, None] * (dloss / valid.sum().clamp(min=1))  # no row counted: 0
     return {"dx": g @ w, "dw": g.T @ x}
 
 
@@ -156,7 +156,7 @@ def target_logit_shifted(x, w, target, dloss, TILE_N):
     safe = torch.where(valid, target, 0).long()[:, None]
     shift = tile_maxima(logits, TILE_N).gather(1, safe)[:, 0]
     right = fused(x, w, target, dloss)
-    return {**right, "loss": right["loss"] + torch.where(valid, shift, 0.0).sum() / valid.sum()}
+    return {**right, "loss": right["loss"] + torch.where(valid, shift, 0.0).sum() / valid.sum().clamp(min=1)}
 
 
 def ignored_not_zeroed(x, w, target, dloss):
@@ -165,7 +165,7 @@ def ignored_not_zeroed(x, w, target, dloss):
     logits = x @ w.T
     valid = target != IGNORE
     one_hot = torch.zeros_like(logits).scatter_(1, torch.where(valid, target, 0).long()[:, None], 1.0)
-    g = (logits.softmax(1) - one_hot * valid[:, None]) * (dloss / valid.sum())
+    g = (logits.softmax(1) - one_hot * valid[:, None]) * (dloss / valid.sum().clamp(min=1))
     return {"dx": g @ w, "dw": g.T @ x}
 
 
@@ -369,6 +369,8 @@ PUZZLE = puzzle(
            case(N=40, H=48, V=80, CHUNK=48, TILE_M=16, TILE_N=64, TILE_K=32),  # a chunk of 3 row tiles
            case("ignored rows (every 3rd target = -100)", N=24, H=24, V=50, tags=("ignored",),
                 inputs={"target": with_ignored(3, "N")}),
+           case("every target ignored: the loss is 0, not 0 / 0", N=8, H=16, V=20, tags=("ignored",),
+                inputs={"target": every_target_ignored("N")}),
            case("small logits (w: 0.05·randn): tile maxima near 0", N=12, H=24, V=40,
                 inputs={"w": randn("V H", 0.0, 0.05)}),
            case("large logits (x: 10·randn, w: 2·randn)", N=12, H=24, V=40, tags=("large",),

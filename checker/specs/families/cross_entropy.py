@@ -7,6 +7,15 @@ from checker.puzzle import custom
 IGNORE = -100  # ignore_index: a target that adds nothing to the loss
 
 
+def mean_loss(logits, target):
+    """The puzzles' loss: the mean of the counted rows' losses, and 0 where no row counts (every
+    target ignore_index). PyTorch's mean is 0 / 0 = NaN there; its gradient is 0 all the same. A
+    batch of padding alone then adds nothing to a training step, instead of a NaN that spreads."""
+    import torch.nn.functional as F
+    n = (target != IGNORE).sum().clamp(min=1)
+    return F.cross_entropy(logits, target, ignore_index=IGNORE, reduction="sum").reshape(1) / n
+
+
 def ce(logits, target, dloss, *, pad: int = 0, rows=None, upstream: bool = True, sign: float = 1.0,
        round_p: bool = False, lse=None):
     """loss and dlogits as the page derives them, or with one known bug: `pad` phantom columns of
@@ -14,7 +23,7 @@ def ce(logits, target, dloss, *, pad: int = 0, rows=None, upstream: bool = True,
     sign reversed, p rounded to bf16 before the − 1, or another logsumexp."""
     import torch
     valid = target != IGNORE
-    n = valid.sum() if rows is None else rows
+    n = torch.as_tensor(valid.sum() if rows is None else rows).clamp(min=1)  # none counted: 0 (mean_loss)
     if lse is None:
         lse = (logits.exp().sum(1) + pad).log() if pad else logits.logsumexp(1)
     safe = torch.where(valid, target, 0).long()
@@ -57,6 +66,14 @@ def digits_lost(logits, target, dloss) -> float:
     n = max(int((target != IGNORE).sum()), 1)
     unit = max(1.0, float(logits.abs().max())) * float(dloss.abs().max()) / n
     return max(1.0, unit / rms) if rms > 0 else 1.0
+
+
+def every_target_ignored(rows: str = "M"):
+    """Every target ignore_index: no row counts, and the loss and its gradient are 0 (mean_loss)."""
+    def draw(gen, dims, sizes):
+        import torch
+        return torch.full(dims, IGNORE, dtype=torch.int64)
+    return custom(rows, draw, dtype="int32", note=f"every target ignored ({IGNORE})")
 
 
 def with_ignored(every: int, rows: str = "M"):

@@ -46,9 +46,8 @@ def autograd_reference(x, gamma, beta, w, bias, dy, eps: float) -> Tensors:
     z = F.layer_norm(x64, (x64.shape[-1],), g64, b64, eps)
     y = F.linear(z, w64, bias64)
     y.backward(dy.double())
-    return {"ln_output": z.detach(), "output": y.detach(), "grad_input": x64.grad,
-            "grad_ln_weight": g64.grad, "grad_ln_bias": b64.grad,
-            "grad_linear_weight": w64.grad, "grad_linear_bias": bias64.grad}
+    return {"z": z.detach(), "y": y.detach(), "dx": x64.grad, "dgamma": g64.grad, "dbeta": b64.grad,
+            "dw": w64.grad, "dbias": bias64.grad}
 
 
 def statistics(x, eps: float, *, unbiased: bool = False, eps_outside_sqrt: bool = False,
@@ -76,8 +75,7 @@ def formulas(x, gamma, beta, w, bias, dy, mean, rstd, *, jacobian_diagonal: bool
     """
     dz = dy @ w
     ln = layernorm_backward(x, gamma, beta, dz, mean, rstd, jacobian_diagonal=jacobian_diagonal)
-    return {**ln, "output": ln["ln_output"] @ w.T + bias,
-            "grad_linear_weight": dy.T @ ln["ln_output"], "grad_linear_bias": dy.sum(0)}
+    return {**ln, "y": ln["z"] @ w.T + bias, "dw": dy.T @ ln["z"], "dbias": dy.sum(0)}
 
 
 def layernorm_backward(x, gamma, beta, dz, mean, rstd, *, jacobian_diagonal: bool = False) -> Tensors:
@@ -96,8 +94,7 @@ def layernorm_backward(x, gamma, beta, dz, mean, rstd, *, jacobian_diagonal: boo
         dx = g * rstd * (1 - 1 / h - x_hat ** 2 / h)
     else:
         dx = rstd * (g - g.mean(dim=-1, keepdim=True) - x_hat * (g * x_hat).mean(dim=-1, keepdim=True))
-    return {"ln_output": gamma * x_hat + beta, "grad_input": dx,
-            "grad_ln_weight": (dz * x_hat).sum(0), "grad_ln_bias": dz.sum(0)}
+    return {"z": gamma * x_hat + beta, "dx": dx, "dgamma": (dz * x_hat).sum(0), "dbeta": dz.sum(0)}
 
 
 def contributions(x, gamma, beta, w, dy, mean, rstd) -> Tensors:
@@ -105,8 +102,7 @@ def contributions(x, gamma, beta, w, dy, mean, rstd) -> Tensors:
     x_hat = (x - mean) * rstd
     z = gamma * x_hat + beta
     dz = dy @ w
-    return {"grad_ln_weight": dz * x_hat, "grad_ln_bias": dz,
-            "grad_linear_weight": dy[:, :, None] * z[:, None, :], "grad_linear_bias": dy}
+    return {"dgamma": dz * x_hat, "dbeta": dz, "dw": dy[:, :, None] * z[:, None, :], "dbias": dy}
 
 
 # a variance bug whose rstd falls below this fraction of the right one predicts x_hat ~ 0 (z ~ beta)
@@ -149,7 +145,7 @@ def bug_variant(name: str, x, gamma, beta, w, bias, dy, eps: float, blocks: tupl
         # W read as if it were [H, N] row-major: element (n, h) comes from flat index h * N + n
         w_t = w.reshape(-1).reshape(h, n).T
         transposed = formulas(x, gamma, beta, w_t, bias, dy, mean, rstd)
-        transposed["grad_linear_weight"] = transposed["grad_linear_weight"].T.reshape(n, h)
+        transposed["dw"] = transposed["dw"].T.reshape(n, h)
         return transposed
     block = int(name.removeprefix("padded_lanes_"))
     lanes = padded_lane_count(h, block)
