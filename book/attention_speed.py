@@ -260,7 +260,7 @@ def not_swept() -> str:
     for D in (64, 128):
         lines.append(f"- D = {D}, dK/dV: " + "; ".join(w.name for w in designs.DKDV[D] + designs.DKDV_DESIGNS[D]))
         lines.append(f"- D = {D}, dQ: " + "; ".join(w.name for w in designs.DQ[D] + designs.DQ_DESIGNS[D]))
-        lines.append(f"- D = {D}, fused: " + "; ".join(f.name for f in designs.FUSED[D]))
+        lines.append(f"- D = {D}: " + "; ".join(f.name for f in designs.FUSED[D]))
     return ("*Not measured yet: run `python research/attention/bwd_sweep.py` on a GPU (with TRITON_TUTORIALS for "
             "the tutorial's column) and commit its JSON as `book/data/p32_bwd_sweep.json`.* The launches and "
             "designs it times, each walk alone at every size of the benchmark (the reference's launch first):\n\n"
