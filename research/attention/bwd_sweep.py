@@ -465,9 +465,9 @@ def main() -> None:
                  "torch": torch.__version__, "triton": triton_version()}
         compiled = "none (dry run)"
     else:
+        compiled = compile_all(cases)  # before this process takes the GPU: the compiling processes each take it
         print(f"torch {torch.__version__}, triton {triton_version()}, {torch.cuda.get_device_name()}", flush=True)
         stamp = run_stamp()
-        compiled = compile_all(cases)
     print(compiled, flush=True)
     kernels = load_solution()
     out = Path(args.out) / "bwd_sweep.json"
