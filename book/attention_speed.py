@@ -4,6 +4,7 @@ the Nsight Compute profile that says where the remaining gap is (data/attention_
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from ncu_table import STALL_NAMES, top_stalls
@@ -89,4 +90,178 @@ def standing(rows: list) -> str:
         text += f" ({span(grouped)} at the grouped-query size)"
     if flash:
         text += f"; against PyTorch's FlashAttention-2 backend, {span(flash)} times its speed"
+    tutorial = [r.extra_ms["tutorial"] / r.ms for r in rows if "tutorial" in r.extra_ms]
+    if tutorial:
+        text += (f"; against Triton's tutorial 06 (float16), {span(tutorial)} times its speed at the "
+                 f"{len(tutorial)} sizes it ran")
     return text + "."
+
+
+# ---------------------------------------------------------------- p32's backward designs, per size
+
+SWEEP = DATA / "p32_bwd_sweep.json"  # research/attention/bwd_sweep.py's JSON, from a GPU run
+TARGET_SIZE = "causal, N=4096, D=64"  # where the tutorial's backward was ahead of the reference
+ROLES = {"reference": "reference", "per-head-dim": "per-head-dim launch", "best own": "best launch here",
+         "best any": "best design here"}
+
+
+def _column(entry: dict, role: str, passed: str = "b") -> dict | None:
+    return next((c for c in entry[passed] if c["role"] == role), None)
+
+
+def _timed(column: dict | None) -> bool:
+    """Timed, and its gradients within the sweep's check of the reference's."""
+    return bool(column) and column["ms"] is not None and (column["err"] is None or column["err"] <= 2e-2)
+
+
+def _cell(entry: dict, column: dict | None, passed: str = "b") -> str:
+    """ms and cuDNN's time over it, in the same pass (above 1: faster than cuDNN)."""
+    if column is None:
+        return "-"
+    if column.get("same_as"):
+        return "= " + ROLES.get(column["same_as"], column["same_as"])
+    if not _timed(column):
+        return "not timed" if column["ms"] is None else "wrong"
+    return f"{column['ms']:.3f} ({_column(entry, 'cudnn', passed)['ms'] / column['ms']:.2f})"
+
+
+def _speed(entry: dict, role: str) -> float | None:
+    """cuDNN's time over a pass B role's (following same_as), or None."""
+    column = _column(entry, role)
+    while column is not None and column.get("same_as"):
+        column = _column(entry, column["same_as"])
+    return _column(entry, "cudnn")["ms"] / column["ms"] if _timed(column) else None
+
+
+def _best_fused(entry: dict) -> dict | None:
+    fused = [c for c in entry["a"] if c["role"] == "fused" and _timed(c)]
+    return min(fused, key=lambda c: c["ms"]) if fused else None
+
+
+def sweep_sizes(data: dict) -> str:
+    """Per size, the whole backward, each cell its ms and cuDNN's time over it: the reference, the
+    per-head-dim launch, the best launch of the reference's kernels at that size, the best walks of
+    any design there (one set of rounds, pass B), then from pass A the best fused arrangement and
+    Triton's tutorial (another set of rounds, beside its own cuDNN time)."""
+    head = ["size", "cuDNN ms", *ROLES.values(), "fused (best)", "tutorial 06, fp16"]
+    body = []
+    for entry in data["sizes"]:
+        if not entry["b"]:
+            continue
+        cells = [entry["size"], f"{_column(entry, 'cudnn')['ms']:.3f}"]
+        cells += [_cell(entry, _column(entry, role)) for role in ROLES]
+        cells += [_cell(entry, _best_fused(entry), "a"), _cell(entry, _column(entry, "tutorial", "a"), "a")]
+        body.append(cells)
+    return "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head), *body])
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _span(values: list[float]) -> str:
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return f"{_geomean(values):.2f}" + ("" if low == high else f" ({low}–{high})")
+
+
+def sweep_walks(data: dict) -> str:
+    """Every walk timed, per head dim, causal setting and kind, against the reference's walk at the same
+    size (its time over the walk's: above 1, faster), over those sizes: the geometric mean and the
+    range; the fused arrangements ("whole") against the whole reference backward."""
+    rows: dict = {}
+    for entry in data["sizes"]:
+        D = entry["size"].rsplit("D=", 1)[1]
+        causal = "yes" if entry["size"].startswith("causal") else "no"
+        for kind in ("dK/dV", "dQ"):
+            walks = [c for c in entry["a"] if c["role"] == "walk" and c["kind"] == kind]
+            if not walks or not _timed(walks[0]):
+                continue
+            for walk in walks:  # the first of each kind is the reference's launch
+                name = walk["name"].removeprefix(kind + " ")
+                slot = rows.setdefault((D, causal, kind, name), [])
+                slot.append(walks[0]["ms"] / walk["ms"] if _timed(walk) else None)
+        reference = _column(entry, "reference", "a")
+        for fused in (c for c in entry["a"] if c["role"] == "fused"):
+            rows.setdefault((D, causal, "whole", fused["name"]), []).append(
+                reference["ms"] / fused["ms"] if _timed(fused) and _timed(reference) else None)
+    head = ["D", "causal", "walk", "launch and design", "sizes", "reference's / it"]
+    body = []
+    for (D, causal, kind, name), ratios in sorted(rows.items(), key=lambda kv: (int(kv[0][0]), *kv[0][1:3])):
+        timed = [r for r in ratios if r is not None]
+        missed = len(ratios) - len(timed)
+        body.append([D, causal, kind, name, f"{len(timed)}" + (f" (+{missed} failed)" if missed else ""),
+                     _span(timed) if timed else "-"])
+    return "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head), *body])
+
+
+def _switch_gains(data: dict, switch: str) -> list[float]:
+    """Per size and kind, the walk without `switch` (its other switches and tiles the same) over the
+    walk with it: what turning it on changed."""
+    gains = []
+    for entry in data["sizes"]:
+        walks = [c for c in entry["a"] if c["role"] == "walk" and _timed(c)]
+        for walk in walks:
+            design = walk["design"][0]
+            if not (design["slice"] > 1 if switch == "slice" else design[switch]):
+                continue
+            off = {**design, switch: 1 if switch == "slice" else False}
+            twin = next((c for c in walks if c["kind"] == walk["kind"] and
+                         {**c["design"][0], "own": False} == {**off, "own": False}), None)
+            if twin is not None:
+                gains.append(twin["ms"] / walk["ms"])
+    return gains
+
+
+def sweep_sentences(data: dict) -> str:
+    """What the sweep found, each figure computed here from its JSON."""
+    sizes = [e for e in data["sizes"] if e["b"]]
+    words = [f"Measured on {data['date']}, {data['device']}, torch {data['torch']}, triton {data['triton']}: "
+             f"{data['method']}."]
+    target = next((e for e in sizes if e["size"] == TARGET_SIZE), None)
+    if target is not None:
+        parts = [f"{ROLES[role]} {_speed(target, role):.2f}" for role in ROLES if _speed(target, role) is not None]
+        tutorial = _column(target, "tutorial", "a")
+        said = (f"the tutorial {_column(target, 'cudnn', 'a')['ms'] / tutorial['ms']:.2f} (float16)"
+                if _timed(tutorial) else f"the tutorial not timed ({tutorial['error'] if tutorial else 'absent'})")
+        words.append(f"At {TARGET_SIZE}, of cuDNN's speed: " + ", ".join(parts) + f"; {said}.")
+    for role in ("per-head-dim", "best any"):
+        speeds = [(s, e["size"]) for e in sizes if (s := _speed(e, role)) is not None]
+        if speeds:
+            low = min(speeds)
+            words.append(f"The {ROLES[role]} reaches 0.8 of cuDNN's speed or more at {sum(s >= 0.8 for s, _ in speeds)} "
+                         f"of {len(speeds)} sizes; its lowest, {low[0]:.2f}, at {low[1]}.")
+    for key, value in sorted(data.get("per_head_dim", {}).items()):
+        if value.get("launch"):
+            words.append(f"Per-head-dim launch at D = {key}: dK/dV {value['dkdv']}, dQ {value['dq']}.")
+    for switch, what in (("slice", "the diagonal in half steps"), ("split", "no row mask on whole blocks"),
+                         ("reverse", "the longest dQ walks first")):
+        gains = _switch_gains(data, switch)
+        if gains:
+            words.append(f"{what[0].upper() + what[1:]} ({switch}): the walk's time without it over its time with "
+                         f"it (above 1, it helps), {_span(gains)} over {len(gains)} walks.")
+    return " ".join(words)
+
+
+def sweep() -> str:
+    """p32's page: the backward designs at every size beside cuDNN and Triton's tutorial, from the
+    committed sweep; where none is committed, what the sweep times, named, and how to run it."""
+    if not SWEEP.is_file():
+        return not_swept()
+    data = json.loads(SWEEP.read_text(encoding="utf-8"))
+    return (sweep_sentences(data) + "\n\n" + sweep_sizes(data) + "\n\nEach walk against the reference's walk at the "
+            "same size:\n\n" + sweep_walks(data))
+
+
+def not_swept() -> str:
+    """Every design the sweep times, by name, and the command that times them."""
+    from checker.experiments import module_at
+    designs = module_at(DATA.parent.parent / "research/attention/bwd_designs.py", "bwd_designs_page")
+    lines = []
+    for D in (64, 128):
+        lines.append(f"- D = {D}, dK/dV: " + "; ".join(w.name for w in designs.DKDV[D] + designs.DKDV_DESIGNS[D]))
+        lines.append(f"- D = {D}, dQ: " + "; ".join(w.name for w in designs.DQ[D] + designs.DQ_DESIGNS[D]))
+        lines.append(f"- D = {D}: " + "; ".join(f.name for f in designs.FUSED[D]))
+    return ("*Not measured yet: run `python research/attention/bwd_sweep.py` on a GPU (with TRITON_TUTORIALS for "
+            "the tutorial's column) and commit its JSON as `book/data/p32_bwd_sweep.json`.* The launches and "
+            "designs it times, each walk alone at every size of the benchmark (the reference's launch first):\n\n"
+            + "\n".join(lines))

@@ -58,3 +58,64 @@ def test_the_standing_sentence_spans_the_committed_ratios():
         grouped = [r.torch_ms / r.ms for r in rows if "grouped-query" in r.case]
         assert f"{min(ratios):.2f} to {max(ratios):.2f} of its speed" in text, text
         assert grouped and f"{min(grouped):.2f}" in text.split("grouped-query")[0].rsplit("(", 1)[1], text
+
+
+def _walk(name, kind, ms, err=0.0, own=True, **switches):
+    design = {**dict(block_q=64, block_k=64, warps=4, stages=3, slice=1, split=False, reverse=False, own=own), **switches}
+    return {"name": f"{kind} {name}", "role": "walk", "kind": kind, "ms": ms, "err": err, "error": "",
+            "same_as": "", "design": [design]}
+
+
+def _whole(role, ms, err=0.0, name="", same_as=""):
+    return {"name": name or role, "role": role, "kind": "whole", "ms": ms, "err": err, "error": "", "same_as": same_as,
+            "design": []}
+
+
+SWEPT = {"date": "2026-12-08", "device": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "triton": "3.6.0",
+         "method": "medians", "per_head_dim": {"64, causal": {"dkdv": "reference kernel 32x128 w4 s5",
+                                                             "dq": "reference kernel 128x32 w4 s5", "launch": {}}},
+         "sizes": [{"size": "causal, N=4096, D=64",
+                    "a": [_whole("cudnn", 1.0), _whole("tutorial", 1.25), _whole("reference", 1.4),
+                          _walk("reference kernel 64x64 w4 s3", "dK/dV", 0.8),
+                          _walk("64x64 w4 s3, slice 2", "dK/dV", 0.64, own=False, slice=2),
+                          _walk("64x64 w4 s3, split", "dK/dV", 0.9, err=0.5, own=False, split=True),
+                          _walk("reference kernel 64x64 w4 s3", "dQ", 0.5),
+                          _whole("fused", 2.0, name="fused: dK/dV 32x128, dQ 128x32, w4 s5"),
+                          _whole("fused", 1.75, name="fused: dK/dV 64x64, dQ 64x64, w4 s3")],
+                    "b": [_whole("cudnn", 1.1), _whole("reference", 1.5), _whole("per-head-dim", 1.25),
+                          _whole("best own", None, same_as="per-head-dim"), _whole("best any", 1.1)]}]}
+
+
+def test_the_sweep_table_gives_each_column_with_cudnns_time_over_it_in_the_same_pass():
+    table = attention_speed.sweep_sizes(SWEPT)
+    row = next(line for line in table.splitlines() if line.startswith("| causal, N=4096, D=64"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # pass B against pass B's cuDNN (1.1 ms); the fused and the tutorial against pass A's (1.0 ms)
+    assert cells == ["causal, N=4096, D=64", "1.100", "1.500 (0.73)", "1.250 (0.88)", "= per-head-dim launch",
+                     "1.100 (1.00)", "1.750 (0.57)", "1.250 (0.80)"]
+
+
+def test_the_sweep_names_every_walk_against_the_reference_walk_and_leaves_a_wrong_one_out():
+    walks = attention_speed.sweep_walks(SWEPT)
+    assert "| 64 | yes | dK/dV | 64x64 w4 s3, slice 2 | 1 | 1.25 |" in walks
+    assert "| 64 | yes | dK/dV | 64x64 w4 s3, split | 0 (+1 failed) | - |" in walks  # its gradients were off
+    assert "| 64 | yes | whole | fused: dK/dV 64x64, dQ 64x64, w4 s3 | 1 | 0.80 |" in walks
+
+
+def test_the_sweep_sentences_are_computed_from_its_data():
+    words = attention_speed.sweep_sentences(SWEPT)
+    assert "At causal, N=4096, D=64, of cuDNN's speed: reference 0.73, per-head-dim launch 0.88, " in words
+    assert "best launch here 0.88, best design here 1.00; the tutorial 0.80 (float16)." in words
+    assert "The per-head-dim launch reaches 0.8 of cuDNN's speed or more at 1 of 1 sizes" in words
+    assert "(slice): the walk's time without it over its time with it (above 1, it helps), 1.25 over 1 walks" in words
+    assert "(split)" not in words  # its only walk failed the check
+
+
+def test_without_a_sweep_the_page_names_every_design_it_would_time():
+    from checker.experiments import module_at
+    designs = module_at(REPO_ROOT / "research/attention/bwd_designs.py", "bwd_designs_test")
+    text = attention_speed.not_swept()
+    assert text.startswith("*Not measured yet")
+    for D in (64, 128):
+        for walk in designs.DKDV[D] + designs.DKDV_DESIGNS[D] + designs.DQ[D] + designs.DQ_DESIGNS[D] + designs.FUSED[D]:
+            assert walk.name in text

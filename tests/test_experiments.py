@@ -40,3 +40,10 @@ def test_ncu_raw_csv_reads_each_launch_and_its_stalls(tmp_path):
     assert ncu_number(launches[0], "gpu__time_duration.sum") == 1234567.0
     assert ncu_stalls(launches[0]) == {"long_scoreboard": 9.36, "barrier": 0.9}
     assert list(ncu_stalls(launches[1])) == ["barrier", "long_scoreboard", "drain", "wait"]
+
+
+def test_p32_backward_designs_match_the_solution():
+    """p32's page: the backward's designs (the diagonal in finer steps, whole blocks without a row mask,
+    dQ longest walk first, the fused arrangement) give the solution's gradients, bit for bit where they
+    add the same products in the same order, and float64 autograd's within float32 rounding."""
+    module_at(ROOT / "research/attention/bwd_designs.py", "bwd_designs").cpu_smoke()

@@ -162,3 +162,30 @@ def test_a_baseline_left_out_at_one_size_says_where():
     rows = [row(extra_ms={"helion": 0.05}), row(dims="M=8, H=96", absent={"helion": "it failed at this size (E: x)"})]
     assert "helion: left out at M=8, H=96, it failed at this size (E: x)." in "\n".join(table(rows, "GPU"))
     assert "Not timed at M=8, H=96: it failed at this size (E: x)." in against(rows, "helion", "Helion's example")
+
+
+def test_the_tutorial_column_is_left_out_without_its_file_and_says_why(monkeypatch, tmp_path):
+    from checker.puzzle.tutorials import tutorial_status
+    from checker.specs.families.attention import tutorial_backward
+    monkeypatch.delenv("TRITON_TUTORIALS", raising=False)
+    assert tutorial_status().startswith("no tutorials")
+    assert tutorial_backward(None, None, None, None, True) is None and tutorial_backward.why_absent is tutorial_status
+    monkeypatch.setenv("TRITON_TUTORIALS", str(tmp_path))
+    assert tutorial_status() == "no 06-fused-attention.py in TRITON_TUTORIALS"
+    (tmp_path / "06-fused-attention.py").write_text("import a_module_no_one_has\n")
+    assert tutorial_status().startswith("not importable (ModuleNotFoundError")
+
+
+def test_the_tutorial_is_refused_where_it_cannot_do_the_work():
+    """Before any run: grouped-query heads, a sequence not of whole 128-row blocks, and a non-causal
+    size for a version whose backward kernel has no CAUSAL (it masks every backward)."""
+    import types
+
+    import torch
+
+    from checker.specs.families.attention import tutorial_refusal
+    causal_only = types.SimpleNamespace(_attn_bwd=types.SimpleNamespace(arg_names=["Q", "K", "V"]))
+    q, k = torch.empty(1, 4, 256, 64), torch.empty(1, 4, 256, 64)
+    assert "one key/value head" in tutorial_refusal(causal_only, q, torch.empty(1, 2, 256, 64), True)
+    assert "multiple of 128" in tutorial_refusal(causal_only, torch.empty(1, 4, 200, 64), k, True)
+    assert "masks every backward as causal" in tutorial_refusal(causal_only, q, k, False)

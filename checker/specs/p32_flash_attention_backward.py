@@ -2,7 +2,8 @@
 not: Δ in a first kernel, dK and dV by programs that own a key block, dQ by a second walk."""
 from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, scratch, variant)
-from checker.specs.families.attention import bench_sizes, flops_note, grouped_cases, kv_heads, per_kv_head, per_query_head, sdpa_backend
+from checker.specs.families.attention import (TUTORIAL_NOTE, bench_sizes, flops_note, grouped_cases, kv_heads, per_kv_head,
+                                             per_query_head, sdpa_backend, tutorial_backward)
 
 # dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
 # its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do. On the H100 the
@@ -20,6 +21,9 @@ DQ = {"bfloat16": BF16_GRAD}
 # own (BLOCK_Q, BLOCK_K, warps, stages); without it, both kernels take the case's.
 FAST = dict(BLOCK_Q=32, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=4, DQ_TILES=(128, 64, 8, 3))
 FAST_D64 = dict(BLOCK_Q=64, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
+# The benchmark's launch per (D, CAUSAL), and the GPU cases' "benchmark tiles": one place to change
+# when a sweep finds better ones (research/attention/bwd_sweep.py prints its pick in this form)
+BENCH_LAUNCH = {(64, False): FAST_D64, (64, True): FAST_D64, (128, False): FAST, (128, True): FAST}
 LOG2E = 1.4426950408889634
 
 
@@ -262,29 +266,34 @@ PUZZLE = puzzle(
            case(B=1, H=1, L=70, S=70, D=48, BLOCK_Q=32),  # three different blocks, each stepped more than once
            case("large logits (q: 6·randn)", B=1, H=2, L=24, S=40, D=16, inputs={"q": randn("B H L D", 0.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
-           *grouped_cases(case, causal, FAST),
+           *grouped_cases(case, causal, BENCH_LAUNCH[128, True]),
            case(B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("113 queries, D = 128", B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            case(B=2, H=3, L=255, S=255, D=64, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("255 queries", B=2, H=3, L=255, S=255, D=64, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("fewer queries than keys, D = 128", B=1, H=2, L=113, S=255, D=128, BLOCK_Q=32, BLOCK_K=32,
                   gpu_only=True),
-           case(B=2, H=4, L=1000, S=1000, D=128, dtype="bfloat16", **FAST),
-           causal("bfloat16, D = 128, the benchmark tiles", B=2, H=4, L=1000, S=1000, D=128, dtype="bfloat16", **FAST),
-           causal("bfloat16, D = 64, the benchmark tiles", B=2, H=4, L=777, S=777, D=64, dtype="bfloat16", **FAST_D64),
+           case(B=2, H=4, L=1000, S=1000, D=128, dtype="bfloat16", **BENCH_LAUNCH[128, False]),
+           causal("bfloat16, D = 128, the benchmark tiles", B=2, H=4, L=1000, S=1000, D=128, dtype="bfloat16",
+                  **BENCH_LAUNCH[128, True]),
+           causal("bfloat16, D = 64, the benchmark tiles", B=2, H=4, L=777, S=777, D=64, dtype="bfloat16",
+                  **BENCH_LAUNCH[64, True]),
            case("bf16 large logits", B=1, H=4, L=255, S=255, D=64, dtype="bfloat16",
-                inputs={"q": randn("B H L D", 0.0, 6.0)}, **FAST_D64),
+                inputs={"q": randn("B H L D", 0.0, 6.0)}, **BENCH_LAUNCH[64, False]),
            # the rows a model runs: 8192 and 16384 keys, where dK and dV sum over thousands of query blocks.
            # Not causal: the bf16 tolerance is relative to the output's RMS, which a causal case's many long rows shrink
            # while its first rows (few keys, outputs near 1) keep their rounding; the reference's dK used
            # 80 % of it at a causal N = 16384 on the H100 (the benchmark times causal N = 16384)
-           case("N = 8192, D = 128: a model's long rows", B=1, H=2, L=8192, S=8192, D=128, dtype="bfloat16", **FAST),
-           case("N = 16384, D = 128: longer rows", B=1, H=1, L=16384, S=16384, D=128, dtype="bfloat16", **FAST)],
-    bench=bench("backward", [case(name, dtype="bfloat16", **sizes, **(FAST if sizes["D"] == 128 else FAST_D64))
+           case("N = 8192, D = 128: a model's long rows", B=1, H=2, L=8192, S=8192, D=128, dtype="bfloat16",
+                **BENCH_LAUNCH[128, False]),
+           case("N = 16384, D = 128: longer rows", B=1, H=1, L=16384, S=16384, D=128, dtype="bfloat16",
+                **BENCH_LAUNCH[128, False])],
+    bench=bench("backward", [case(name, dtype="bfloat16", **sizes, **BENCH_LAUNCH[sizes["D"], sizes["CAUSAL"]])
                              for name, sizes in bench_sizes()],
-                backend=sdpa_backend, notes=(flops_note("2.5 × 4·B·H·L·S·D (the five products)"),),
+                backend=sdpa_backend, notes=(flops_note("2.5 × 4·B·H·L·S·D (the five products)"), TUTORIAL_NOTE),
                 traffic=lambda q, B, H, KV, L, S, D: q.element_size() * B * D * (4 * H * L + 4 * KV * S),
                 flops=backward_flops, torch=lambda q, k, v, do, CAUSAL, wrap: sdpa_backward(q, k, v, do, CAUSAL, wrap),
                 extra={"sdpa flash": lambda q, k, v, do, CAUSAL: sdpa_backward(q, k, v, do, CAUSAL, lambda fn: fn,
-                                                                              "FLASH_ATTENTION")}),
+                                                                              "FLASH_ATTENTION"),
+                       "tutorial": tutorial_backward}),
 )

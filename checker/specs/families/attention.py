@@ -1,5 +1,7 @@
 """What the two attention puzzles (p31 forward, p32 backward) share in their benchmarks: the sizes
-a model runs, how PyTorch's pick is named, how the flops of a causal size are counted."""
+a model runs, how PyTorch's pick is named, how the flops of a causal size are counted; and Triton's
+own tutorial as a column beside them."""
+from checker.puzzle.tutorials import FUSED_ATTENTION, triton_tutorial, tutorial_column
 
 # (D, N, B) at H = 16: B·N = 4096 and 16384 tokens at N = 1024 and 4096, and the long rows a model
 # runs at D = 128, 16384 tokens a batch (FlashAttention-3's paper measures that way)
@@ -71,3 +73,95 @@ def grouped_cases(case, causal, gpu_tiles: dict) -> list:
                    D=16, tags=("grouped",)),
             causal("grouped-query, bfloat16, D = 128: 8 query heads, 2 key/value heads", B=2, H=8, KV=2, L=1000,
                    S=1000, D=128, dtype="bfloat16", tags=("grouped",), **gpu_tiles)]
+
+
+# The tutorial column (checker.puzzle.tutorials): Triton's tutorial 06, run from a Triton checkout
+@tutorial_column
+def tutorial_backward(q, k, v, do, CAUSAL: bool):
+    """p32's "tutorial" baseline: Triton's tutorial 06's backward for the same work, or None without the
+    tutorial (the table says why); where the tutorial cannot do this size's work, a work that raises
+    why when run, which the table prints for the size it leaves the column out at."""
+    module = triton_tutorial(FUSED_ATTENTION)
+    if module is None:
+        return None
+    why = tutorial_refusal(module, q, k, CAUSAL)
+    if why:
+        def refused():
+            raise ValueError(why)
+        return refused
+    return tutorial_backward_of(module, q, k, v, do, CAUSAL)
+
+
+TUTORIAL_NOTE = ("tutorial: Triton's tutorial 06 (06-fused-attention.py of the checkout TRITON_TUTORIALS names): "
+                 "its backward at the one launch it sets (written for D = 64), timed in float16, since its kernels "
+                 "round P and dS to float16, which bfloat16 inputs cannot take; its forward, run once outside the "
+                 "timing, tuned over its 128 x 64 tiles only; left out where its gradients differ from PyTorch's.")
+TUTORIAL_CHECK_N = 256  # the small size each (D, causal) of the tutorial is checked at, once
+
+
+def tutorial_refusal(module, q, k, CAUSAL: bool) -> str:
+    """Why Triton's tutorial 06 (the module) cannot do this size's work, or "": it takes one key/value
+    head per query head, head dims of 16 to 256, sequences of whole 128-row blocks; a version whose
+    backward kernel takes no CAUSAL masks every backward as causal; and at every head dim and causal
+    setting its gradients must match PyTorch's at a small size (checked once, tutorial_error)."""
+    L, D = q.shape[-2:]
+    if k.shape[-3] != q.shape[-3]:
+        return "it takes one key/value head per query head (no grouped-query attention)"
+    if D not in (16, 32, 64, 128, 256) or L % 128 or k.shape[-2] != L:
+        return "it takes L = S, a multiple of 128, and D a power of two from 16 to 256"
+    if not CAUSAL and "CAUSAL" not in getattr(getattr(module, "_attn_bwd", None), "arg_names", ()):
+        return "this version's backward kernel takes no CAUSAL: it masks every backward as causal"
+    try:
+        error = tutorial_error(module, D, CAUSAL)
+    except Exception as failure:  # noqa: BLE001  (a tutorial that fails here fails the column, not the benchmark)
+        return f"it failed at N = {TUTORIAL_CHECK_N} ({type(failure).__name__}: {str(failure).splitlines()[0][:120]})"
+    return f"its gradients differ from PyTorch's by {error:.1e} (relative) at N = {TUTORIAL_CHECK_N}" if error > 2e-2 else ""
+
+
+_TUTORIAL_ERRORS: dict = {}  # (module, D, CAUSAL) -> tutorial_error's answer
+
+
+def tutorial_error(module, D: int, CAUSAL: bool) -> float:
+    """The largest relative error (norm of the difference over the norm) of the tutorial's dq, dk, dv
+    against PyTorch's float32 attention, at B = 1, H = 2, N = TUTORIAL_CHECK_N: once per (D, CAUSAL)."""
+    cache = _TUTORIAL_ERRORS
+    if (module, D, CAUSAL) not in cache:
+        import torch
+        import torch.nn.functional as F
+        generator = torch.Generator(device="cuda").manual_seed(0)
+        q, k, v, do = (torch.randn(1, 2, TUTORIAL_CHECK_N, D, device="cuda", generator=generator) for _ in range(4))
+        ours = tutorial_backward_of(module, q, k, v, do, CAUSAL)()
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        o = F.scaled_dot_product_attention(*leaves, is_causal=CAUSAL)
+        theirs = torch.autograd.grad(o, leaves, do)
+        cache[(module, D, CAUSAL)] = max(float((a.float() - b).norm() / b.norm()) for a, b in zip(ours, theirs))
+    return cache[(module, D, CAUSAL)]
+
+
+def tutorial_backward_of(module, q, k, v, do, CAUSAL: bool):
+    """The tutorial's backward of this work, in float16: its forward (attention = _attention.apply; with
+    a warp_specialize argument, as since 2025, False: the forward alone would use it) run once, its
+    backward the returned function."""
+    import inspect
+
+    import torch
+    _one_forward_tiling(module)
+    leaves = [t.detach().half().requires_grad_() for t in (q, k, v)]
+    taken = inspect.signature(module._attention.forward).parameters
+    extra = (False,) if "warp_specialize" in taken else ()
+    o = module.attention(*leaves, CAUSAL, q.shape[-1] ** -0.5, *extra)
+    grad = do.half()
+    return lambda: torch.autograd.grad(o, leaves, grad, retain_graph=True)
+
+
+def _one_forward_tiling(module) -> None:
+    """The tutorial's forward autotunes over a score of launches at every new size, minutes of compiles
+    for the benchmark's sizes; it only makes o and lse here, outside the timing, so it is tuned over its
+    128 x 64 tiles at 3 stages alone (all of its launches where it has none such)."""
+    for name in ("_attn_fwd", "_attn_fwd_tma"):
+        tuner = getattr(module, name, None)
+        configs = list(getattr(tuner, "configs", None) or ())
+        kept = [c for c in configs if c.kwargs.get("BLOCK_M") == 128 and c.kwargs.get("BLOCK_N") == 64]
+        kept = [c for c in kept if c.num_stages == 3] or kept
+        if kept:
+            tuner.configs = kept
