@@ -90,7 +90,8 @@ def settings(case: Case, puzzle: Puzzle) -> str:
     """The case as a learner would set it up: its sizes, its blocks, its dtype."""
     sizes = dict(puzzle.sizes_of(case)) if puzzle.sizes_of is not None else dict(case.sizes)
     words = [f"{k}={v}" for k, v in sizes.items()]
-    words += [f"{k}={v}" for k, v in case.params.items() if k in case.blocks or k.startswith("BLOCK")]
+    blocks = set(case.blocked.values())  # the parameters that block a size, whatever their names
+    words += [f"{k}={v}" for k, v in case.params.items() if k in blocks or k.startswith("BLOCK")]
     if "recipe" in case.tags:
         # a derived case is named "<sizes, blocks> (<the declared case's name>)", a declared one by its name
         own = case.name.split(" (", 1)[1][:-1] if case.name.endswith(")") and " (" in case.name else case.name
