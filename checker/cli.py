@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="with --grade: only these puzzles (default: every puzzle)")
     parser.add_argument("--jobs", type=_count, default=None, metavar="N",
                         help="with --grade: checks at once (default: one per core, one per two on a GPU host)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="with --grade: run the checks on a Dask cluster, its scheduler's address "
+                             "(tcp://host:8786), or 'local' for --jobs worker processes on this machine")
     parser.add_argument("--folder", metavar="DIR", default=str(REPO_ROOT / "puzzles"),
                         help="with --all: the folder of notebooks (default: puzzles/)")
     parser.add_argument("--json", action="store_true", help="print a machine-readable report on stdout")
@@ -96,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="stop a kernel that runs longer than this in one case (default: the puzzle's own, "
                              f"{FACTOR:g}× its reference's slowest case in the interpreter, at least {FLOOR:g}; "
                              f"{DEFAULT_TIMEOUT:g} on a GPU)")
-    parser.add_argument("--seed", type=int, default=0, help="draw other random inputs")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="draw other random inputs (with --grade: inputs the students never ran)")
     parser.add_argument("--workers", type=_count, default=None, metavar="N",
                         help="interpreter processes sharing the cases (default: one per two idle cores, up to 4)")
     parser.add_argument("--no-sanitize", action="store_true",
@@ -263,9 +267,14 @@ def _grade(args) -> int:
     except (KeyError, SpecError) as err:
         print(err.args[0], file=sys.stderr)
         return EXIT_USAGE
-    grade(folder, chosen, out=Path(args.out) if args.out else None,
-          jobs=args.jobs or checks_at_once(args.backend), backend=args.backend, timeout=args.timeout,
-          seed=args.seed, say=_say)
+    from checker.grade.cluster import ClusterError
+    try:
+        grade(folder, chosen, out=Path(args.out) if args.out else None,
+              jobs=args.jobs or checks_at_once(args.backend), backend=args.backend, timeout=args.timeout,
+              seed=args.seed, scheduler=args.scheduler, say=_say)
+    except ClusterError as err:
+        print(err.args[0], file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_PASS
 
 
