@@ -18,6 +18,7 @@ from checker.report.model import Report
 from checker.run.hang_limits import DEFAULT_TIMEOUT, FACTOR, FLOOR
 from checker.run.session import BACKENDS, run_check
 from checker.source import NotebookError, from_file, from_notebook, not_started
+from checker.puzzle.edition import NO_SOLUTIONS, student_edition
 from checker.puzzle.model import REPO_ROOT, Puzzle, SpecError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -362,6 +363,9 @@ def _main(argv: list[str] | None = None) -> int:
         from checker.history.view import text_lines
         print("\n".join(text_lines()))
         return EXIT_PASS
+    if args.solution and student_edition():
+        print(NO_SOLUTIONS, file=sys.stderr)
+        return EXIT_USAGE
     if args.all:
         return _check_all(args)
     if args.grade:

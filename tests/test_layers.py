@@ -22,7 +22,7 @@ FLOORS = [  # bottom first: (floor name, module prefixes)
     ("runs and reports", ("checker.run", "checker.report", "checker.bench", "checker.history")),
     ("faces", ("checker.cli", "checker.notebook", "checker.server", "checker.stubs", "checker.new", "checker.reset",
                "checker.open_notebooks",
-               "checker.selftime", "checker.mutate", "checker.grade", "checker.lab", "checker.__main__",
+               "checker.selftime", "checker.mutate", "checker.grade", "checker.lab", "checker.release", "checker.__main__",
                "checker")),
 ]
 

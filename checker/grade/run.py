@@ -26,10 +26,11 @@ from checker.source import NotebookError, from_notebook, not_started
 
 
 def grade(folder: Path, puzzles: list[Puzzle], *, out: Path | None = None, jobs: int = 1,
-          backend: str = "auto", timeout: float | None = 60.0, seed: int = 0, scheduler: str | None = None,
+          backend: str = "auto", timeout: float | None = None, seed: int = 0, scheduler: str | None = None,
           say: Callable[[str], None] = print) -> tuple[books.Gradebook, Path, Path]:
     """Grade every student folder under `folder` on `puzzles`; write the gradebook's CSV and JSON
     (default folder/gradebook.csv and .json). Returns (gradebook, csv path, json path).
+    timeout: seconds for one case (None: the puzzle's own limit, as the command line's default).
     seed: the inputs' random values (0: those the students' own checks drew). scheduler: a Dask
     scheduler's address, or "local" (checker/grade/cluster.py); None: this machine, `jobs` at a time."""
     csv_path, json_path = books.output_paths(out or folder / "gradebook")
