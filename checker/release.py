@@ -34,7 +34,10 @@ NOT_HERE = "The reference solution is not in this edition (the student edition h
 # a dropdown (:::{dropdown} ... :::, or with more colons) whose body names a file of solutions/
 SOLUTION_DROPDOWN = re.compile(r"^(:{3,})\{dropdown\}[^\n]*\n(?:(?!\1\s*\n).*\n)*?.*\.\./solutions/.*\n(?:.*\n)*?\1\s*\n",
                                re.M)
-CODE_CELL = re.compile(r"^```+\{code-cell\}.*?^```+\s*$", re.M | re.S)
+CODE_CELL = re.compile(r"^(```+)\{code-cell\}[^\n]*\n((?::[^\n]*\n)*)(.*?)^\1[ \t]*$", re.M | re.S)
+CELL_NOT_HERE = ('from IPython.display import Markdown, display\n\n'
+                 'display(Markdown("*Not in the student edition: computed from what it leaves out '
+                 '(the reference solutions, the research).*"))\n')
 EDITION_NOTE = """> **The student edition.** This copy has no reference solutions, no catalogs of known bugs
 > and no research folder: the checker compares your kernels with PyTorch's references, as always.
 > Commands that need the solutions (`--solution`, `python -m checker.mutate`) say so.
@@ -60,16 +63,25 @@ def left_out(path: str) -> bool:
     return path.startswith(LEFT_OUT) or bool(set(Path(path).parts) & SKIPPED)
 
 
-def page_without_answers(text: str) -> str:
+def page_without_answers(text: str, readers: tuple[str, ...] = ()) -> str:
     """A book page as the edition shows it: solution dropdowns replaced by a note; a page whose code
-    still reads the solutions, its title and a note."""
+    reads the solutions (they are its subject), its title and a note; a code cell that runs the
+    research or a book module of `readers` (modules that read a solution), a note in its place."""
     text = SOLUTION_DROPDOWN.sub(lambda m: f"{m.group(1)}{{note}}\n{NOT_HERE}\n{m.group(1)}\n", text)
-    if any("solutions" in cell for cell in CODE_CELL.findall(text)):
+    if any("solutions" in m.group(3) for m in CODE_CELL.finditer(text)):
         head, _, _ = text.partition("\n# ")
         title = text[len(head) + 1:].split("\n", 1)[0]
         return (f"{head}\n{title}\n\nThis chapter is built on the reference solutions, which the student edition "
                 f"leaves out: it is in the full copy of the book.\n")
-    return text
+    reads = re.compile(r"[\"']experiments/|^\s*(?:from|import)\s+(?:%s)\b" % "|".join(map(re.escape, readers or ("-",))), re.M)
+    return CODE_CELL.sub(lambda m: f"{m.group(1)}{{code-cell}} ipython3\n{m.group(2)}{CELL_NOT_HERE}{m.group(1)}"
+                         if reads.search(m.group(3)) else m.group(0), text)
+
+
+def solution_readers(files: list[str]) -> tuple[str, ...]:
+    """The book's own modules that read a solution: a page's cell that imports one cannot run here."""
+    return tuple(Path(p).stem for p in files if re.fullmatch(r"book/[^/]+\.py", p)
+                 and '"solutions"' in (REPO_ROOT / p).read_text(encoding="utf-8"))
 
 
 def edition_facts() -> dict:
@@ -86,12 +98,13 @@ def edition_facts() -> dict:
 def write_student_edition(out: Path) -> int:
     """Write the edition into `out` (new, or empty); the number of files written."""
     files = [p for p in tracked_files() if not left_out(p)]
+    readers = solution_readers(files)
     out.mkdir(parents=True, exist_ok=True)
     for relative in files:
         source, target = REPO_ROOT / relative, out / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         if relative.startswith("book/") and relative.endswith(".md"):
-            target.write_text(page_without_answers(source.read_text(encoding="utf-8")), encoding="utf-8")
+            target.write_text(page_without_answers(source.read_text(encoding="utf-8"), readers), encoding="utf-8")
         elif relative == "README.md":
             target.write_text(EDITION_NOTE + source.read_text(encoding="utf-8"), encoding="utf-8")
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,9 @@ from checker import registry
 from checker.diagnosis import literals
 from checker.grade.run import grade
 from checker.puzzle import edition
-from checker.release import LEFT_OUT, NOT_HERE, edition_facts, main as release
+from checker.puzzle.model import REPO_ROOT
+from checker.release import CODE_CELL, LEFT_OUT, NOT_HERE, edition_facts, solution_readers
+from checker.release import main as release
 from checker.stubs import kernel_cells
 from learner_notebooks import solved_notebook
 
@@ -80,6 +83,20 @@ def test_the_edition_leaves_out_the_answers(student):
     texts = "\n\n".join(_readable(p) for p in files if p.suffix in (".py", ".md", ".ipynb", ".json", ".txt", ".yml"))
     leaked = [kernel for kernel, runs in _answers().items() if any(run in texts for run in runs)]
     assert not leaked, f"a solution's kernel is in the edition: {leaked}"
+
+
+def test_no_page_of_the_edition_runs_what_it_leaves_out(student):
+    """Its pages' code reads no solution, and no research (p25's PTX census, p28's recompute design
+    and chapter 8's patched solutions are notes there), and the table of contents finds every page."""
+    readers = solution_readers([f"book/{p.name}" for p in (REPO_ROOT / "book").glob("*.py")])
+    assert "p25_memory_instructions" in readers
+    for page in (student / "book").glob("*.md"):
+        for cell in CODE_CELL.finditer(page.read_text(encoding="utf-8")):
+            code = cell.group(3)
+            assert '"solutions"' not in code and not re.search(r"[\"']experiments/", code), page.name  # a path read
+            assert not any(re.search(rf"^\s*(from|import) {name}\b", code, re.M) for name in readers), page.name
+    toc = (student / "_toc.yml").read_text(encoding="utf-8")
+    assert all((student / f"{name}.md").is_file() for name in re.findall(r"file: (\S+)", toc))
 
 
 def test_in_the_edition_solutions_are_said_absent_and_a_notebook_is_reset_to_its_stubs(student, tmp_path):

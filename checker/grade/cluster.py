@@ -15,6 +15,7 @@ check() never pays for it.
 """
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 from checker.grade import cell as cells
@@ -37,12 +38,18 @@ def check_on_worker(puzzle: str, part: str, source, backend: str, timeout: float
                     checker: str) -> dict:
     """One check, run by a Dask worker: the cell of `part` of `puzzle` (a key: the worker finds the
     puzzle in its own checkout). checker: the grading machine's checker_hash()."""
-    if checker_hash() != checker:
+    if _own_checker() != checker:
         return cells.cell(cells.ERROR, reason="this worker's checker differs from the grading machine's: "
                                               "install the same checkout on every worker")
     from checker import registry
     return grade_part(registry.get(puzzle), part, source, backend=backend, timeout=timeout, seed=seed,
                       sharing=_threads_of_this_worker())
+
+
+@functools.lru_cache(maxsize=1)
+def _own_checker() -> str:
+    """This worker's checker_hash(), once: the code it imported when it ran its first check."""
+    return checker_hash()
 
 
 def _threads_of_this_worker() -> int:
@@ -103,7 +110,8 @@ def _placement(client, backend: str, say) -> tuple[dict | None, str]:
     (as on one GPU host) and the interpreter alone on any worker where it has none."""
     workers = client.scheduler_info(n_workers=-1).get("workers", {}).values()
     with_gpu = sum(1 for w in workers if w.get("resources", {}).get(GPU))
-    say(f"On the cluster at {client.scheduler.address}: {len(workers)} worker(s), {with_gpu} with a GPU.")
+    say(f"The cluster at {client.scheduler.address}: {len(workers)} worker{'s' * (len(workers) != 1)}, "
+        f"{with_gpu} with a GPU.")
     if backend == "interpreter" or (backend == "auto" and not with_gpu):
         return None, "interpreter"
     if not with_gpu:
