@@ -59,8 +59,10 @@ def test_a_class_graded_on_a_cluster_with_a_worker_killed_midway_matches_one_mac
     monkeypatch.setenv(TAG, str(tmp_path))  # the processes of this test, and theirs, carry it
     folder = tmp_path / "class"
     _class(folder)
-    options = dict(jobs=2, backend="interpreter", timeout=1.0, seed=SEED)
-    alone, alone_csv, alone_json = grade(folder, [P01], out=tmp_path / "one", say=lambda line: None, **options)
+    options = dict(backend="interpreter", timeout=1.0, seed=SEED)
+    # one check at a time here (one worker to start), as each of the cluster's two workers runs them
+    alone, alone_csv, alone_json = grade(folder, [P01], out=tmp_path / "one", jobs=1, say=lambda line: None,
+                                         **options)
 
     said: list[str] = []
     killed: list[str] = []
@@ -77,8 +79,8 @@ def test_a_class_graded_on_a_cluster_with_a_worker_killed_midway_matches_one_mac
             os.kill(pid, signal.SIGKILL)
             killed.append(busy[0])
 
-    book, csv_path, json_path = grade(folder, [P01], out=tmp_path / "cluster", scheduler=cluster.LOCAL, say=say,
-                                      **options)
+    book, csv_path, json_path = grade(folder, [P01], out=tmp_path / "cluster", jobs=2, scheduler=cluster.LOCAL,
+                                      say=say, **options)
     assert killed, "no check was running when the first one ended: nothing was killed"
     assert csv_path.read_text(encoding="utf-8") == alone_csv.read_text(encoding="utf-8")
     assert _same_but_times(book.to_json()) == _same_but_times(alone.to_json())

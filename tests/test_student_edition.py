@@ -2,7 +2,7 @@
 holds no solution, catalog or research, and no solution's kernel anywhere (no six of its lines in
 a row: the book's solution dropdowns say the edition has none); in it `--solution` and check(solution=True) say so
 in one line, a notebook is reset to its stubs, and a class of a solved and a broken notebook is
-graded to the same cells as the teacher's copy grades it. The hints' facts read from a solution
+graded to the same cells as the teacher's copy grades it; no page's code runs what it leaves out. The hints' facts read from a solution
 (checker/diagnosis/literals.py) are the same from the facts the edition keeps."""
 from __future__ import annotations
 
@@ -99,40 +99,38 @@ def test_no_page_of_the_edition_runs_what_it_leaves_out(student):
     assert all((student / f"{name}.md").is_file() for name in re.findall(r"file: (\S+)", toc))
 
 
-def test_in_the_edition_solutions_are_said_absent_and_a_notebook_is_reset_to_its_stubs(student, tmp_path):
+def test_the_edition_says_it_has_no_solutions_resets_a_notebook_and_grades_as_here(student, tmp_path):
+    """One Python in the edition: --solution and check(solution=True) say there is none, --reset
+    restores a notebook's stubs, and --grade gives a solved and a broken notebook the cells that the
+    teacher's copy gives them."""
+    folder = tmp_path / "class"
+    solved_notebook(P02, folder / "ada" / P02.notebook.name)  # the teacher's solution, pasted in
+    solved_notebook(P02, folder / "bob" / P02.notebook.name, BROKEN)
     mine = solved_notebook(P02, tmp_path / P02.notebook.name, BROKEN)
+    teacher, _, _ = grade(folder, [P02], out=tmp_path / "teacher", jobs=1, backend="interpreter",
+                          say=lambda line: None)
     script = f"""
-import sys
 from checker import check
 from checker.cli import main
 assert not check("p02", solution=True, html=False)
 print("exit", main(["p02", "--solution"]))
 print("reset", main(["p02", "--reset", "--notebook", {str(mine)!r}]))
+print("grade", main(["--grade", {str(folder)!r}, "--puzzles", "p02", "--jobs", "1", "--backend", "interpreter",
+                     "--out", {str(tmp_path / "student")!r}]))
 """
     run = _in_edition(student, "-c", script)
     assert run.returncode == 0, run.stderr
     assert run.stdout.count(edition.NO_SOLUTIONS) == 1 and run.stderr.count(edition.NO_SOLUTIONS) == 1
-    assert "exit 2" in run.stdout and "reset 0" in run.stdout and "Traceback" not in run.stderr
+    assert "exit 2" in run.stdout and "reset 0" in run.stdout and "grade 0" in run.stdout
+    assert "Traceback" not in run.stderr
     given = kernel_cells(json.loads(P02.notebook.read_text(encoding="utf-8")))
     assert ["".join(c["source"]) for c in kernel_cells(json.loads(mine.read_text(encoding="utf-8")))] \
         == ["".join(c["source"]) for c in given]
-
-
-def test_a_class_graded_in_the_edition_gets_the_teachers_cells(student, tmp_path):
-    folder = tmp_path / "class"
-    solved_notebook(P02, folder / "ada" / P02.notebook.name)  # the teacher's solution, pasted in
-    solved_notebook(P02, folder / "bob" / P02.notebook.name, BROKEN)
-    teacher, _, _ = grade(folder, [P02], out=tmp_path / "teacher", jobs=2, backend="interpreter",
-                          say=lambda line: None)
-    run = _in_edition(student, "-m", "checker", "--grade", str(folder), "--puzzles", "p02", "--jobs", "2",
-                      "--backend", "interpreter", "--out", str(tmp_path / "student"))
-    assert run.returncode == 0, run.stderr
     theirs = json.loads((tmp_path / "student.json").read_text(encoding="utf-8"))
     assert theirs["checked_with"] == teacher.checked_with  # the same checker, byte for byte
     for name in ("ada", "bob"):
         assert theirs["students"][name]["puzzles"]["p02"]["parts"] == teacher.students[name]["p02"]["parts"]
-    assert teacher.cell("ada", "p02", "forward")["verdict"] == "pass"
-    assert teacher.cell("bob", "p02", "forward")["verdict"] == "fail"
+    assert [teacher.cell(name, "p02", "forward")["verdict"] for name in ("ada", "bob")] == ["pass", "fail"]
 
 
 def test_the_facts_the_edition_keeps_give_the_hints_the_solution_gives(monkeypatch, tmp_path):
