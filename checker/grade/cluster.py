@@ -16,11 +16,13 @@ check() never pays for it.
 from __future__ import annotations
 
 import functools
-from typing import Iterator
+from typing import Callable, Iterator
 
+from checker import registry
 from checker.grade import cell as cells
 from checker.grade.check import Check, grade_part
 from checker.run.client import checker_hash
+from checker.source import KernelSource
 
 LOCAL = "local"  # --scheduler local: a cluster of worker processes on this machine (LocalCluster)
 # how often a check's worker may die before the check is given up as lost: a check that kills every
@@ -34,14 +36,13 @@ class ClusterError(Exception):
     """The cluster cannot be reached or used: a one-line message for the command line."""
 
 
-def check_on_worker(puzzle: str, part: str, source, backend: str, timeout: float | None, seed: int,
-                    checker: str) -> dict:
+def check_on_worker(puzzle: str, part: str, source: KernelSource, backend: str, timeout: float | None,
+                    seed: int, checker: str) -> dict:
     """One check, run by a Dask worker: the cell of `part` of `puzzle` (a key: the worker finds the
     puzzle in its own checkout). checker: the grading machine's checker_hash()."""
     if _own_checker() != checker:
         return cells.cell(cells.ERROR, reason="this worker's checker differs from the grading machine's: "
                                               "install the same checkout on every worker")
-    from checker import registry
     return grade_part(registry.get(puzzle), part, source, backend=backend, timeout=timeout, seed=seed,
                       sharing=_threads_of_this_worker())
 
@@ -62,7 +63,7 @@ def _threads_of_this_worker() -> int:
 
 
 def on_cluster(address: str, checks: list[Check], *, jobs: int, backend: str, timeout: float | None,
-               seed: int, say) -> Iterator[tuple[Check, dict]]:
+               seed: int, say: Callable[[str], None]) -> Iterator[tuple[Check, dict]]:
     """(check, cell) for every check, as each ends, on the Dask cluster whose scheduler is at
     `address` ("tcp://host:8786"), or on a LocalCluster of `jobs` worker processes ("local")."""
     try:
@@ -104,7 +105,7 @@ def _local_cluster(jobs: int, backend: str):
                         resources=resources)
 
 
-def _placement(client, backend: str, say) -> tuple[dict | None, str]:
+def _placement(client, backend: str, say: Callable[[str], None]) -> tuple[dict | None, str]:
     """(the resources a check asks for, the backend it runs with). The GPU checks go to the workers
     that declare a GPU; 'auto' runs the interpreter and the GPU on those where the cluster has any
     (as on one GPU host) and the interpreter alone on any worker where it has none."""

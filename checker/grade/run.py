@@ -17,7 +17,7 @@ from typing import Callable
 
 from checker.grade import book as books
 from checker.grade import cell as cells
-from checker.grade.check import Check, grade_part, side_by_side  # noqa: F401 - grade_part: one check, for callers
+from checker.grade.check import Check, side_by_side
 from checker.grade.roster import content_hash, notebook_for, students
 from checker.history.store import now
 from checker.puzzle.model import Puzzle
