@@ -34,7 +34,8 @@ examples:
   python -m checker --all               every puzzle of puzzles/, one line per part
   python -m checker --all --json        the same as JSON, for a grading script
   python -m checker --progress          your last check of every part, on each backend
-  python -m checker --grade DIR         a class's notebooks (one folder per student): a gradebook"""
+  python -m checker --grade DIR         a class's notebooks (one folder per student): a gradebook
+  python -m checker --grade DIR --scheduler tcp://HOST:8786   the same checks on a Dask cluster"""
 
 
 def _positive(text: str) -> float:

@@ -1,9 +1,9 @@
 """The gradebook on a Dask cluster (`python -m checker --grade DIR --scheduler ADDRESS`): a small class
 (a solved, a broken, a hanging and a missing notebook) graded on a local cluster of two worker
 processes, one of them killed in the middle of the grading, gives the CSV and the JSON of the
-one-machine gradebook, cell for cell; a check whose workers all died gets a cell that says so. On
-inputs of another seed, which the gradebook records. One puzzle (p01) and a one-second time limit:
-seconds, not minutes."""
+one-machine gradebook, cell for cell; a check whose workers all died gets a cell that says so; the
+GPU checks go only to workers that declare a GPU. On inputs of another seed, which the gradebook
+records. One puzzle (p01) and a one-second time limit: seconds, not minutes."""
 from __future__ import annotations
 
 import json
@@ -140,3 +140,37 @@ def test_an_unreachable_scheduler_is_one_line_with_exit_status_2(tmp_path, capsy
                          "--scheduler", "tcp://127.0.0.1:9"]) == 2
     said = capsys.readouterr().err
     assert "no Dask scheduler answers at tcp://127.0.0.1:9" in said and "Traceback" not in said
+
+
+class _Cluster:
+    """A client's view of a cluster of these workers' resources (no cluster started)."""
+
+    def __init__(self, *resources: dict):
+        self.workers = {f"tcp://10.0.0.{i}:1": {"resources": r} for i, r in enumerate(resources)}
+        self.scheduler = type("Scheduler", (), {"address": "tcp://10.0.0.9:8786"})()
+
+    def scheduler_info(self, n_workers: int = 0) -> dict:
+        return {"workers": self.workers}
+
+
+def test_gpu_checks_go_only_to_workers_that_declare_a_gpu():
+    said: list[str] = []
+    mixed, cpus = _Cluster({}, {"GPU": 2}), _Cluster({}, {})
+    # auto: where the cluster has GPUs, each check runs there, the interpreter beside the GPU
+    assert cluster._placement(mixed, "auto", said.append) == ({"GPU": 1}, "auto")
+    assert said[-1] == "The cluster at tcp://10.0.0.9:8786: 2 workers, 1 with a GPU."
+    assert cluster._placement(mixed, "gpu", said.append) == ({"GPU": 1}, "gpu")
+    assert cluster._placement(mixed, "interpreter", said.append) == (None, "interpreter")
+    # without: the interpreter alone, on any worker (a CUDA device no worker declares is not used)
+    assert cluster._placement(cpus, "auto", said.append) == (None, "interpreter")
+    assert cluster._placement(cpus, "gpu", said.append) == ({"GPU": 1}, "gpu")
+    assert "no worker declares a GPU" in said[-1]
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_host_a_local_cluster_checks_on_the_interpreter_and_the_gpu(tmp_path):
+    folder = tmp_path / "class"
+    solved_notebook(P01, folder / "ada" / P01.notebook.name)
+    book, _, _ = grade(folder, [P01], jobs=2, backend="auto", scheduler=cluster.LOCAL, say=lambda line: None)
+    assert set(book.cell("ada", "p01", "forward")["backends"]) == {"interpreter", "gpu"}
+    assert book.cell("ada", "p01", "forward")["verdict"] == cells.PASS
