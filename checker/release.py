@@ -38,16 +38,17 @@ CODE_CELL = re.compile(r"^(```+)\{code-cell\}[^\n]*\n((?::[^\n]*\n)*)(.*?)^\1[ \
 CELL_NOT_HERE = ('from IPython.display import Markdown, display\n\n'
                  'display(Markdown("*Not in the student edition: computed from what it leaves out '
                  '(the reference solutions, the research).*"))\n')
-EDITION_NOTE = """> **The student edition.** This copy has no reference solutions, no catalogs of known bugs
-> and no research folder: the checker compares your kernels with PyTorch's references, as always.
-> Commands that need the solutions (`--solution`, `python -m checker.mutate`) say so.
+EDITION_NOTE = """> **The student edition.** This copy has no reference solutions, no tests (their catalogs of
+> known bugs are the solutions with a line changed) and no research: the checker compares your
+> kernels with PyTorch's references, as always. Commands that need the solutions (`--solution`,
+> `python -m checker.mutate`) say so, and so do the book's pages where it would show them.
 
 """
 
 
 def tracked_files(root: Path = REPO_ROOT) -> list[str]:
-    """The checkout's files, relative paths: git's where it is a git checkout (nothing built or
-    left behind), else every file but build outputs and caches."""
+    """The checkout's files, relative paths: where it is a git checkout, those git tracks or would
+    (not those it ignores: nothing built or left behind), else every file but build outputs and caches."""
     try:
         listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True, check=True)
         return sorted(p for p in listed.stdout.decode().split("\0") if p and (root / p).is_file())

@@ -175,7 +175,9 @@ def _stop_with_parent(parent: int) -> None:
     worker lost, a `kill -9`) cannot stop a kernel that never ends, which would run on forever."""
     while os.getppid() == parent:
         time.sleep(PARENT_POLL_S)
-    os.killpg(os.getpgid(0), signal.SIGKILL)
+    if os.getpgid(0) == os.getpid():  # its own group (the runner starts it so): what it started too
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(1)
 
 
 PARENT_POLL_S = 1.0
