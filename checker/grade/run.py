@@ -18,6 +18,7 @@ from typing import Callable
 from checker.grade import book as books
 from checker.grade import cell as cells
 from checker.grade.check import Check, side_by_side
+from checker.grade.cluster import LOCAL, on_cluster  # dask itself only once a cluster is asked for
 from checker.grade.roster import content_hash, notebook_for, students
 from checker.history.store import now
 from checker.puzzle.model import Puzzle
@@ -50,7 +51,7 @@ def grade(folder: Path, puzzles: list[Puzzle], *, out: Path | None = None, jobs:
             todo += checks
     names = max((len(s.name) for s in roster), default=7)
     checks, unchanged = _count(len(todo), "check"), _count(kept, "notebook")
-    where = f"on the cluster at {scheduler}" if scheduler and scheduler != "local" else \
+    where = f"on the cluster at {scheduler}" if scheduler and scheduler != LOCAL else \
         f"{jobs} at a time" + (" on a local cluster" if scheduler else "")
     drawn = f", on inputs drawn with seed {seed} (not those the students ran)" if seed else ""
     say(f"Grading {_count(len(roster), 'student')} on {len(book.columns)} puzzle parts: {checks} to run, "
@@ -63,7 +64,6 @@ def grade(folder: Path, puzzles: list[Puzzle], *, out: Path | None = None, jobs:
     if not todo:
         ended = iter(())
     elif scheduler:
-        from checker.grade.cluster import on_cluster
         ended = on_cluster(scheduler, todo, jobs=jobs, backend=backend, timeout=timeout, seed=seed, say=say)
     else:
         ended = side_by_side(todo, jobs=jobs, backend=backend, timeout=timeout, seed=seed)
