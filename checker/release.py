@@ -24,7 +24,7 @@ from pathlib import Path
 
 from checker import registry
 from checker.diagnosis.literals import solution_facts
-from checker.puzzle.edition import EDITION, NO_SOLUTIONS, SCHEMA, student_edition
+from checker.puzzle.edition import EDITION, SCHEMA, student_edition
 from checker.puzzle.model import REPO_ROOT
 from checker.stubs import stub_text
 
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
     if student_edition():
-        print(f"This copy is already the student edition: it cannot make one. {NO_SOLUTIONS}", file=sys.stderr)
+        print("This copy is already the student edition: it has no solutions to leave out.", file=sys.stderr)
         return 2
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         print(f"{args.out} exists and is not an empty folder: name a new one", file=sys.stderr)
