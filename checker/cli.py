@@ -18,6 +18,7 @@ from checker.report.model import Report
 from checker.run.hang_limits import DEFAULT_TIMEOUT, FACTOR, FLOOR
 from checker.run.session import BACKENDS, run_check
 from checker.source import NotebookError, from_file, from_notebook, not_started
+from checker.puzzle.edition import NO_SOLUTIONS, student_edition
 from checker.puzzle.model import REPO_ROOT, Puzzle, SpecError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -33,7 +34,8 @@ examples:
   python -m checker --all               every puzzle of puzzles/, one line per part
   python -m checker --all --json        the same as JSON, for a grading script
   python -m checker --progress          your last check of every part, on each backend
-  python -m checker --grade DIR         a class's notebooks (one folder per student): a gradebook"""
+  python -m checker --grade DIR         a class's notebooks (one folder per student): a gradebook
+  python -m checker --grade DIR --scheduler tcp://HOST:8786   the same checks on a Dask cluster"""
 
 
 def _positive(text: str) -> float:
@@ -85,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="with --grade: only these puzzles (default: every puzzle)")
     parser.add_argument("--jobs", type=_count, default=None, metavar="N",
                         help="with --grade: checks at once (default: one per core, one per two on a GPU host)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="with --grade: run the checks on a Dask cluster, its scheduler's address "
+                             "(tcp://host:8786), or 'local' for --jobs worker processes on this machine")
     parser.add_argument("--folder", metavar="DIR", default=str(REPO_ROOT / "puzzles"),
                         help="with --all: the folder of notebooks (default: puzzles/)")
     parser.add_argument("--json", action="store_true", help="print a machine-readable report on stdout")
@@ -96,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="stop a kernel that runs longer than this in one case (default: the puzzle's own, "
                              f"{FACTOR:g}× its reference's slowest case in the interpreter, at least {FLOOR:g}; "
                              f"{DEFAULT_TIMEOUT:g} on a GPU)")
-    parser.add_argument("--seed", type=int, default=0, help="draw other random inputs")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="draw other random inputs (with --grade: inputs the students never ran)")
     parser.add_argument("--workers", type=_count, default=None, metavar="N",
                         help="interpreter processes sharing the cases (default: one per two idle cores, up to 4)")
     parser.add_argument("--no-sanitize", action="store_true",
@@ -263,9 +269,14 @@ def _grade(args) -> int:
     except (KeyError, SpecError) as err:
         print(err.args[0], file=sys.stderr)
         return EXIT_USAGE
-    grade(folder, chosen, out=Path(args.out) if args.out else None,
-          jobs=args.jobs or checks_at_once(args.backend), backend=args.backend, timeout=args.timeout,
-          seed=args.seed, say=_say)
+    from checker.grade.cluster import ClusterError
+    try:
+        grade(folder, chosen, out=Path(args.out) if args.out else None,
+              jobs=args.jobs or checks_at_once(args.backend), backend=args.backend, timeout=args.timeout,
+              seed=args.seed, scheduler=args.scheduler, say=_say)
+    except ClusterError as err:
+        print(err.args[0], file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_PASS
 
 
@@ -353,6 +364,9 @@ def _main(argv: list[str] | None = None) -> int:
         from checker.history.view import text_lines
         print("\n".join(text_lines()))
         return EXIT_PASS
+    if args.solution and student_edition():
+        print(NO_SOLUTIONS, file=sys.stderr)
+        return EXIT_USAGE
     if args.all:
         return _check_all(args)
     if args.grade:

@@ -14,6 +14,7 @@ import copy
 import sys
 from pathlib import Path
 
+from checker.puzzle.edition import NO_SOLUTIONS, student_edition
 from checker.puzzle.model import REPO_ROOT
 from checker.stubs import NOTEBOOK_METADATA
 
@@ -192,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("slug", help="snake_case name, e.g. softmax_backward")
     parser.add_argument("--title", help="the puzzle's title (default: from the slug)")
     args = parser.parse_args(argv)
+    if student_edition():  # a puzzle is five files, its solution and catalog among them
+        print(f"python -m checker.new adds a puzzle to the full copy. {NO_SOLUTIONS}", file=sys.stderr)
+        return 2
     title = args.title or args.slug.replace("_", " ").capitalize()
     try:
         written = create(args.number, args.slug, title)

@@ -17,6 +17,7 @@ from checker.report import html as rich
 from checker.report.model import Report
 from checker.run.session import run_check
 from checker.source import from_file, from_namespace
+from checker.puzzle.edition import NO_SOLUTIONS, student_edition
 from checker.puzzle.model import REPO_ROOT, Puzzle
 
 LIVE_ORIGIN = "this notebook (the kernels as last run)"
@@ -161,6 +162,9 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
         message = err.args[0]
         print(f"❌ {message}")
         return NotebookReport(False, message, [], usage_error=message)
+    if solution and student_edition():
+        print(NO_SOLUTIONS)
+        return NotebookReport(False, NO_SOLUTIONS, [], usage_error=NO_SOLUTIONS)
     if solution:
         source = from_file(spec.solution, str(spec.solution.relative_to(REPO_ROOT)))
     else:

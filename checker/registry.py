@@ -15,6 +15,7 @@ import re
 import sys
 
 from checker import specs
+from checker.puzzle.edition import kept, student_edition
 from checker.puzzle.model import Puzzle, SpecError
 
 # the command line's own options: a part named like one would shadow it (--list, --all, ...)
@@ -71,10 +72,11 @@ def _check_one(module: str, puzzle: Puzzle) -> None:
         raise SpecError(f"{where}: the module must be named after the puzzle's slug {puzzle.slug!r}")
     if not re.fullmatch(rf"p{puzzle.number:02d}_[a-z0-9_]+", puzzle.slug):
         raise SpecError(f"{where}: slug {puzzle.slug!r} must be p{puzzle.number:02d}_<snake_case>")
-    for path in (puzzle.solution, puzzle.notebook):
+    edition = student_edition()  # no solutions: the kernels are those whose stubs it keeps
+    for path in (puzzle.notebook,) if edition else (puzzle.solution, puzzle.notebook):
         if not path.is_file():
             raise SpecError(f"{where}: {path.parent.name}/{path.name} is missing")
-    defined = _kernels_in(puzzle.solution)
+    defined = set(kept(puzzle.solution).get("stubs", {})) if edition else _kernels_in(puzzle.solution)
     for part in puzzle.parts:
         if part.name in RESERVED_PARTS or not re.fullmatch(r"[a-z][a-z0-9_]*", part.name):
             raise SpecError(f"{where}: part name {part.name!r} collides with an option or is not a plain name")

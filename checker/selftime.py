@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 
+from checker.puzzle.edition import NO_SOLUTIONS, student_edition
 from checker.puzzle.model import REPO_ROOT
 
 COMPARISONS = {  # what --compare sets side by side: the first variant is the numerator of the ratio
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slowest-cases", action="store_true",
                         help="each puzzle's slowest case in the interpreter (the hang limits' basis)")
     args = parser.parse_args(argv)
+    if student_edition():  # it times the reference kernels
+        print(f"python -m checker.selftime times the solutions. {NO_SOLUTIONS}", file=sys.stderr)
+        return 2
     if args.slowest_cases:
         print(slowest_cases())
         return 0

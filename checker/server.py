@@ -195,9 +195,11 @@ class Server:
         try:
             from checker import registry
             from checker.run.session import run_check
-            from checker.source import from_file
+            from checker.source import from_file, from_notebook
             puzzle = registry.get("p01")
-            source = from_file(puzzle.solution, puzzle.solution.name)
+            # the student edition has no solution: its notebook's kernels start the workers as well
+            source = from_file(puzzle.solution, puzzle.solution.name) if puzzle.solution.is_file() \
+                else from_notebook(puzzle.notebook, puzzle.notebook.name)
             self.running = True
             run_check(puzzle, [p.name for p in puzzle.parts], source, write=lambda line: None)
         except KeyboardInterrupt:  # SIGTERM while warming up

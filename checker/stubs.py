@@ -21,6 +21,7 @@ from pathlib import Path
 from checker import registry, statement
 from checker.puzzle import facts
 from checker.source import KERNEL_TAG, cell_text
+from checker.puzzle.edition import kept
 from checker.puzzle.model import Puzzle
 
 TODO = "    # TODO: write this kernel, then run the check cell below.\n"
@@ -51,6 +52,14 @@ def stub_text(solution: str, name: str) -> str:
     return head + TODO + f'    raise NotImplementedError("{name} is not implemented yet")\n'
 
 
+def stub_of(puzzle: Puzzle, name: str) -> str:
+    """The stub of the puzzle's kernel `name`: from its solution, or as the student edition keeps it
+    (checker/puzzle/edition.py)."""
+    if puzzle.solution.is_file():
+        return stub_text(puzzle.solution.read_text(encoding="utf-8"), name)
+    return kept(puzzle.solution)["stubs"][name]
+
+
 def kernel_cells(notebook: dict) -> list[dict]:
     return [c for c in notebook["cells"]
             if c["cell_type"] == "code" and KERNEL_TAG in c.get("metadata", {}).get("tags", [])]
@@ -67,9 +76,8 @@ def cell_kernel_name(cell: dict) -> str | None:
 
 def restubbed(puzzle: Puzzle, notebook: dict) -> dict:
     """The notebook with its kernel cells, in order, replaced by the stubs of puzzle.kernel_names."""
-    solution = puzzle.solution.read_text(encoding="utf-8")
     for cell, name in zip(kernel_cells(notebook), puzzle.kernel_names):
-        cell["source"] = stub_text(solution, name).rstrip("\n")
+        cell["source"] = stub_of(puzzle, name).rstrip("\n")
         cell["outputs"], cell["execution_count"] = [], None
     return notebook
 
@@ -100,7 +108,6 @@ def differences(puzzle: Puzzle) -> list[str]:
 
 
 def differences_in(puzzle: Puzzle, notebook: dict) -> list[str]:
-    solution = puzzle.solution.read_text(encoding="utf-8")
     cells = kernel_cells(notebook)
     names = [cell_kernel_name(c) for c in cells]
     problems = []
@@ -109,7 +116,7 @@ def differences_in(puzzle: Puzzle, notebook: dict) -> list[str]:
         problems.append(f"{puzzle.notebook.name}: kernel cells define {names}, expected {expected}")
     for cell, name in zip(cells, names):
         if name in expected:
-            if cell_text(cell).rstrip("\n") != stub_text(solution, name).rstrip("\n"):
+            if cell_text(cell).rstrip("\n") != stub_of(puzzle, name).rstrip("\n"):
                 problems.append(f"{puzzle.notebook.name}: the cell of `{name}` is not the stub of the solution")
     return problems
 

@@ -23,7 +23,7 @@ FLOORS = [  # bottom first: (floor name, module prefixes)
     ("faces", ("checker.cli", "checker.notebook", "checker.server", "checker.stubs", "checker.statement", "checker.new",
                "checker.reset",
                "checker.open_notebooks",
-               "checker.selftime", "checker.mutate", "checker.grade", "checker.lab", "checker.__main__",
+               "checker.selftime", "checker.mutate", "checker.grade", "checker.lab", "checker.release", "checker.__main__",
                "checker")),
 ]
 

@@ -19,6 +19,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from checker.puzzle.edition import kept
+
 SMALLEST = 3  # 1 and 2 are everywhere (a step of one, a half); a size written in is larger
 
 
@@ -50,6 +52,8 @@ def _integers(function: ast.FunctionDef) -> list[tuple[int, int]]:
 
 @functools.lru_cache(maxsize=32)
 def _solution_integers(path: str, names: frozenset[str]) -> dict[str, frozenset[int]]:
+    if not Path(path).is_file():  # the student edition keeps these facts of the solution it leaves out
+        return {name: frozenset(v) for name, v in kept(Path(path)).get("integers", {}).items() if name in names}
     text = Path(path).read_text()
     return {name: frozenset(v for v, _ in _integers(f)) for name, f in _kernels(text, set(names)).items()}
 
@@ -88,7 +92,7 @@ def written_in(text: str, kernels: list[str], solution: Path | None, documented:
     """The numbers in these kernels that equal a documented size or parameter, where the solution's
     kernel of the same name has no such number and this case's value of that size differs. Each:
     {kernel, line, code, value, means} (means: the sizes it equals, e.g. ["L"])."""
-    if solution is None or not solution.is_file():
+    if solution is None or not (solution.is_file() or kept(solution)):
         return []
     names = frozenset(kernels)
     learner = _kernels(text, set(names))
@@ -128,13 +132,15 @@ def _narrowing_lines(function: ast.FunctionDef) -> list[int]:
 
 @functools.lru_cache(maxsize=32)
 def _solution_narrowing(path: str, names: frozenset[str]) -> dict[str, int]:
+    if not Path(path).is_file():
+        return {name: n for name, n in kept(Path(path)).get("narrowing", {}).items() if name in names}
     return {name: len(_narrowing_lines(f)) for name, f in _kernels(Path(path).read_text(), set(names)).items()}
 
 
 def narrowed_in(text: str, kernels: list[str], solution: Path | None) -> list[dict]:
     """The lines that name a 16-bit type in a kernel that names one on more lines than the solution's
     kernel of the same name. Each: {kernel, line, code}."""
-    if solution is None or not solution.is_file():
+    if solution is None or not (solution.is_file() or kept(solution)):
         return []
     names = frozenset(kernels)
     reference = _solution_narrowing(str(solution), names)
@@ -145,6 +151,14 @@ def narrowed_in(text: str, kernels: list[str], solution: Path | None) -> list[di
         if name in reference and len(narrowing) > reference[name]:
             found += [{"kernel": name, "line": line, "code": lines[line - 1].strip()} for line in narrowing]
     return found
+
+
+def solution_facts(solution: Path, kernels: list[str]) -> dict[str, dict]:
+    """What these hints read from the solution's kernels, for a copy without it (the student edition,
+    checker/puzzle/edition.py): {"integers": {kernel: [n, ...]}, "narrowing": {kernel: lines}}."""
+    names = frozenset(kernels)
+    return {"integers": {k: sorted(v) for k, v in _solution_integers(str(solution), names).items()},
+            "narrowing": _solution_narrowing(str(solution), names)}
 
 
 def source_facts(puzzle: Any, part: Any, case: Any, text: str, compared: bool = True) -> dict[str, list[dict]]:

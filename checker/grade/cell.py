@@ -6,7 +6,7 @@ question where the evidence leaves several, "mask or address?") and the reason i
 words, what matters first (where a hang was stuck, where a cell does not parse): whole in the JSON,
 cut at a word in the CSV. What stopped a check has a verdict of its own (checker/history/verdicts.py):
 a hang, a crash, code that does not run; and so has what was never run: a notebook missing,
-unreadable or not started.
+unreadable or not started; and, on a cluster, what was lost with the workers that ran it.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from checker.report.model import BAD, OK, Report
 from checker.report.sentences import in_a_line
 
 MISSING, UNREADABLE, NOT_STARTED, ERROR = "missing", "unreadable", "not started", "error"
+LOST = "lost"  # on a cluster: the check's worker died each time it ran it (checker/grade/cluster.py)
 REASON_CHARACTERS = 140  # a reason in the CSV, cut at a word: the JSON has it whole
 HANG_CAUSE = "loop or lock?"  # what the report asks of a hang: a loop that never ends, a lock never released
 

@@ -16,6 +16,7 @@ from checker.mutate.operators import CLASSES, Mutant, mutants_of
 from checker.mutate.run import CannotCheck, Outcome, check_mutant, exemptions, parts_touched
 from checker.mutate.score import Scored, overall, puzzle_section
 from checker.run.runner import DEFAULT_TIMEOUT
+from checker.puzzle.edition import NO_SOLUTIONS, student_edition
 from checker.puzzle.model import Puzzle, SpecError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -107,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if student_edition():  # its mutants are the solutions', its exemptions the catalogs'
+        print(f"python -m checker.mutate needs the solutions and tests/bugs/. {NO_SOLUTIONS}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         puzzles = registry.all_puzzles() if args.all or args.rescore else [registry.get(key) for key in args.puzzles]
         if args.rescore and args.puzzles:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 from checker.diagnosis.model import Diagnosis, HoldsDiagnosis, Strength
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = REPO_ROOT / "solutions"  # the reference kernels (the student edition has none: edition.py)
 
 
 class SpecError(Exception):
@@ -228,7 +229,7 @@ class Puzzle:
 
     @property
     def solution(self) -> Path:
-        return REPO_ROOT / "solutions" / f"{self.slug}.py"
+        return SOLUTIONS / f"{self.slug}.py"
 
     def part(self, name: str) -> Part:
         for part in self.parts:

@@ -13,6 +13,7 @@ import linecache
 import os
 import signal
 import sys
+import threading
 import time
 import types
 
@@ -219,7 +220,21 @@ def _solution(puzzle):
     return _SOLUTIONS[puzzle.key]
 
 
+def _stop_with_parent(parent: int) -> None:
+    """Stop this worker (its process group) once its parent is gone: a parent killed (a cluster's
+    worker lost, a `kill -9`) cannot stop a kernel that never ends, which would run on forever."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    if os.getpgid(0) == os.getpid():  # its own group (the runner starts it so): what it started too
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(1)
+
+
+PARENT_POLL_S = 1.0
+
+
 def main() -> None:
+    threading.Thread(target=_stop_with_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
     parser = argparse.ArgumentParser()
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args()
