@@ -34,9 +34,22 @@ from checker.puzzle.model import Case, Puzzle
 # seconds are a safety net for a derived case that runs far longer than the declared ones.
 SHRINK_TRIALS = 20     # derived cases run while shrinking, per part
 NEIGHBOUR_TRIALS = 12  # then, looking for the nearest cases that pass
-REPEATS = (1, 2)       # the seeds (offsets from the check's) a pair is run again on: it must hold on each
-REPEAT_TRIALS = 10     # runs those repeats may take
-BUDGET_S = 6.0         # seconds of experiments a failing check may take at most, its parts together
+REPEATS = (1,)         # the seeds (offsets from the check's) a pair is run again on: it must hold on each
+REPEAT_TRIALS = 6      # runs those repeats may take
+# of the time limit, where shrinking stops and where the search for passing neighbours stops: the
+# rest is the repeats' (a pair not run again is not shown)
+SHRINK_UNTIL, NEIGHBOURS_UNTIL = 0.5, 0.8
+# seconds of one part's experiments at most: a share of what its declared cases took, between these
+# two bounds. A share, so that a slower machine (or a loaded one) runs about as many cases as a fast
+# one, and a puzzle whose cases take long in the interpreter gets the time its cases need
+SHARE_OF_PART = 0.3
+BUDGET_S = 2.0
+BUDGET_MAX_S = 12.0
+
+
+def budget_for(part_seconds: float) -> float:
+    """The time limit of a part's experiments, given how long its declared cases took."""
+    return max(BUDGET_S, min(BUDGET_MAX_S, SHARE_OF_PART * part_seconds))
 NO_EXPERIMENT = ("not_implemented", "compile", "stub", "gpu_fault")  # failures no other case would explain
 
 
@@ -68,13 +81,14 @@ class Experiment:
 
     def __post_init__(self) -> None:
         self.began = time.perf_counter()
-        self.deadline = self.began + self.budget
+        self.deadline = self.began + SHRINK_UNTIL * self.budget
         self.allowed = SHRINK_TRIALS             # new cases this phase may run
         self.smallest: dict = {}
         self.smallest_case = self.start
         self.smallest_result: dict | None = None
         self.done: dict[str, Trial] = {}         # derived case name -> its trial
         self.chain: list[Trial] = []             # the failing cases the shrinking kept, in order
+        self.unfair: dict[str, set] = {}         # size -> values at which the reference solution failed
         self.repeated: dict[tuple[str, int], bool | None] = {}  # (case, seed offset) -> failed there
 
     # -- running one derived case ---------------------------------------------------------------
@@ -97,6 +111,8 @@ class Experiment:
             with _time_limit(self.deadline - time.perf_counter()):
                 result = self.run(case, 0)
                 verdict = "pass" if result.get("status") == "pass" else "fail"
+                # a case the reference solution fails too is no fair case of the puzzle (a size its
+                # kernels cannot take): never kept, or the search would go on from it
                 if verdict == "fail" and not self.fair(case):
                     verdict = "unfair"
         except OutOfTime:
@@ -115,10 +131,13 @@ class Experiment:
         change: dict = {}
         case = self.start
         while True:
-            for step in simpler(self.puzzle, case):
+            for step in simpler(self.puzzle, case, self.unfair):
                 found = self.trial({**change, **step})
                 if found is None:
                     break
+                if found.verdict == "unfair":
+                    for name, value in step.items():
+                        self.unfair.setdefault(name, set()).add(value)
                 if found.verdict == "fail":
                     change, case = found.change, found.case
                     self.chain.append(found)
@@ -130,6 +149,7 @@ class Experiment:
         # a failure that does not hold on other inputs of the same sizes is the inputs' chance (one
         # random value near 0 in a row of one): step back to the last one that holds
         self.allowed = REPEAT_TRIALS
+        self.deadline = self.began + self.budget
         while self.chain and not all(self.repeat(self.chain[-1].case, offset) for offset in REPEATS):
             self.chain.pop()
         if self.chain:
@@ -155,6 +175,7 @@ class Experiment:
     def neighbours(self) -> list[dict]:
         """The single changes of the smallest failing case that pass, the nearest per property."""
         self.allowed = NEIGHBOUR_TRIALS
+        self.deadline = self.began + NEIGHBOURS_UNTIL * self.budget
         found: dict[str, tuple[float, dict]] = {}
         # the nearest first, across properties: one value either side of each size before any far one
         candidates = sorted(enumerate(around(self.puzzle, self.smallest_case, self.written)),
@@ -170,6 +191,7 @@ class Experiment:
                                           "dims": trial.case.dims, "dtype": trial.case.dtype, "_case": trial.case})
         # a pass that does not hold on other inputs is no pair: each one shown is run again
         self.allowed = REPEAT_TRIALS
+        self.deadline = self.began + self.budget
         kept = []
         for _, entry in sorted(found.values(), key=lambda item: item[0]):
             case = entry.pop("_case")
@@ -204,10 +226,12 @@ def _volume(sizes: Mapping[str, int]) -> int:
     return math.prod(sizes.values()) if sizes else 1
 
 
-def simpler(puzzle: Puzzle, case: Case) -> list[dict]:
+def simpler(puzzle: Puzzle, case: Case, avoid: Mapping[str, set] | None = None) -> list[dict]:
     """The single changes toward a simpler case, the most aggressive first: float32 for bfloat16,
     the puzzle's plain inputs for the case's own, then each size toward 1 and toward one block (a
-    size no block covers, only toward values the puzzle declares for it)."""
+    size no block covers, only toward values the puzzle declares for it). Values the puzzle declares
+    for a size come before others of the same size (its kernels are known to take them); avoid: the
+    values of each size already found unfair (the reference solution fails them)."""
     steps: list[dict] = []
     if case.dtype != "float32":
         steps.append({"dtype": "float32"})
@@ -217,13 +241,15 @@ def simpler(puzzle: Puzzle, case: Case) -> list[dict]:
     by_volume = []
     for name, n in sizes.items():
         block = case.block_of(name)
+        declared = _declared_values(puzzle, name)
         if block:
             values = {1, 2, block - 1, block, block + 1, n - block, n // 2, n - 1}
         else:
-            values = {1} | _declared_values(puzzle, name)
+            values = {1} | declared
+        values -= set((avoid or {}).get(name, ()))
         for v in sorted(v for v in values if 0 < v < n):
-            by_volume.append((_volume({**sizes, name: v}), name, v))
-    steps += [{name: v} for _, name, v in sorted(by_volume)]
+            by_volume.append((v not in declared, _volume({**sizes, name: v}), name, v))
+    steps += [{name: v} for _, _, name, v in sorted(by_volume)]
     return steps
 
 

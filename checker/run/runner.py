@@ -46,7 +46,7 @@ class Request:
     shards: int = 1
     threads: int = 0             # torch's CPU threads in the worker (0: torch's default)
     first_failure: bool = False  # stop at the first case that fails (a test that needs only "rejected")
-    experiments: float = 0.0     # seconds of experiments on a failing part's cases (checker/experiment.py)
+    experiments: bool = False    # run experiments on a failing part's cases (checker/experiment.py)
     interpreter_too: bool = False  # a GPU request beside the interpreter's: experiments on GPU-only cases alone
     timeout_why: str = ""        # where the limit comes from, for the report (checker/run/hang_limits.py)
     # the pool's generation when the check asked for it: an interrupt since then (kill_busy_workers)

@@ -17,7 +17,6 @@ from checker.run.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.puzzle.model import Puzzle
 from checker.run.worker import selected_cases
-from checker.experiment import BUDGET_S as EXPERIMENT_BUDGET_S
 
 BACKENDS = ("auto", "interpreter", "gpu")
 
@@ -34,7 +33,7 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
               timeout: float | None = None, seed: int = 0, sanitize: bool = True, verbose: bool = False,
               only_documented: bool = False, write: Callable[[str], None] = print, in_process: bool = False,
               timeout_advice: str = "--timeout SECONDS", shards: int | None = None,
-              first_failure: bool = False, sharing: int = 1, experiments: float | None = None) -> Report:
+              first_failure: bool = False, sharing: int = 1, experiments: bool | None = None) -> Report:
     """backend 'auto': the interpreter always, and the GPU too when the worker finds CUDA.
 
     in_process: run the worker in this process (tests: torch is imported once for many checks;
@@ -46,11 +45,11 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     first_failure: stop at the first failing case (tests that ask only whether a kernel is rejected;
     a GPU compiles a kernel anew for every case's block sizes, and most of a catalog's time is that).
     sharing: checks running side by side with this one (--all), whose workers share the cores.
-    experiments: seconds a failing part's experiments may take (checker/experiment.py: its smallest
-    failing case and the nearest that pass); None: the default, none where first_failure.
+    experiments: run a failing part's experiments (checker/experiment.py: its smallest failing case
+    and the nearest that pass); None: the default, all but where first_failure.
     """
     if experiments is None:
-        experiments = 0.0 if first_failure else EXPERIMENT_BUDGET_S
+        experiments = not first_failure
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
     writer.only_documented = only_documented
     writer.title(source.origin, parts)

@@ -154,11 +154,11 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     seed = request.get("seed", 0)
     selected = selected_cases(puzzle, backend, request.get("only_documented", False))
     selected = selected[request.get("shard", 0)::request.get("shards", 1)]  # hello counted them all
-    budget = request.get("experiments", 0.0) / max(1, len(request["parts"]))  # seconds per part
+    experiments = bool(request.get("experiments"))
     for part_name in request["parts"]:
         part = puzzle.part(part_name)
         channel.send("part_start", part=part.name)
-        failing = []
+        failing, began = [], time.perf_counter()
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
             result = run_case(puzzle, part, case, kernels, source, device, seed,
@@ -174,8 +174,10 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
                 return  # the caller asked only whether the kernels are rejected
         if backend == "gpu" and request.get("interpreter_too"):
             failing = [(case, result) for case, result in failing if case.gpu_only]  # the others: the interpreter's
-        if failing and budget > 0:
-            _experiment(puzzle, part, failing, kernels, source, device, seed, budget, channel)
+        if failing and experiments:
+            from checker.experiment import budget_for
+            _experiment(puzzle, part, failing, kernels, source, device, seed,
+                        budget_for(time.perf_counter() - began), channel)
         channel.send("part_end", part=part.name)
 
 
