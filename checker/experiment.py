@@ -257,8 +257,8 @@ def around(puzzle: Puzzle, case: Case, written: Mapping[int, Any] = {}) -> Itera
     """The single changes that might make the smallest failing case pass, each with its property and
     how far it moves (nearest first within a property): each size to one value below and above it,
     to a whole block and to two, to the documented value, to a number the learner's kernels write
-    that the solution's do not; each block to the other values the puzzle declares; float32; the
-    plain inputs."""
+    that the solution's do not; each parameter (a block, a mask's switch, a head count) to the other
+    values the puzzle's cases give it; float32; the plain inputs."""
     if case.dtype != "float32":
         yield "dtype", {"dtype": "float32"}, 0
     if "recipe" in case.tags:
@@ -272,8 +272,15 @@ def around(puzzle: Puzzle, case: Case, written: Mapping[int, Any] = {}) -> Itera
         values |= {block, 2 * block} if block else _declared_values(puzzle, name)
         for v in sorted((v for v in values if v and v > 0 and v != n), key=lambda v: (abs(v - n), v)):
             yield name, {name: v}, abs(v - n) / max(n, 1)
-    for name, value in case.blocks.items():
+    for name, value in case.params.items():  # blocks, and any other parameter the cases set (CAUSAL, KV)
+        if not isinstance(value, (bool, int, str)):
+            continue
         others = {c.params.get(name) for c in puzzle.cases() if not c.gpu_only} - {value, None}
+        others = {v for v in others if type(v) is type(value)}
+        if isinstance(value, bool) or isinstance(value, str):
+            for v in sorted(others, key=str):
+                yield name, {name: v}, 0.5
+            continue
         for v in sorted(others, key=lambda v: (abs(v - value), v)):
             yield name, {name: v}, abs(v - value) / max(value, 1)
 

@@ -91,7 +91,11 @@ def settings(case: Case, puzzle: Puzzle) -> str:
     sizes = dict(puzzle.sizes_of(case)) if puzzle.sizes_of is not None else dict(case.sizes)
     words = [f"{k}={v}" for k, v in sizes.items()]
     blocks = set(case.blocked.values())  # the parameters that block a size, whatever their names
-    words += [f"{k}={v}" for k, v in case.params.items() if k in blocks or k.startswith("BLOCK")]
+    documented = next((c for c in puzzle.cases() if c.documented), None)
+    usual = dict(documented.params) if documented is not None else {}
+    # its blocks, and any other parameter it sets otherwise than the documented case (CAUSAL=True)
+    words += [f"{k}={v}" for k, v in case.params.items()
+              if k in blocks or k.startswith("BLOCK") or isinstance(v, (bool, int, str)) and usual.get(k, v) != v]
     if "recipe" in case.tags:
         # a derived case is named "<sizes, blocks> (<the declared case's name>)", a declared one by its name
         own = case.name.split(" (", 1)[1][:-1] if case.name.endswith(")") and " (" in case.name else case.name
