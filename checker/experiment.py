@@ -39,17 +39,21 @@ REPEAT_TRIALS = 6      # runs those repeats may take
 # of the time limit, where shrinking stops and where the search for passing neighbours stops: the
 # rest is the repeats' (a pair not run again is not shown)
 SHRINK_UNTIL, NEIGHBOURS_UNTIL = 0.5, 0.8
-# seconds of one part's experiments at most: a share of what its declared cases took, between these
-# two bounds. A share, so that a slower machine (or a loaded one) runs about as many cases as a fast
-# one, and a puzzle whose cases take long in the interpreter gets the time its cases need
+# seconds of one part's experiments at most: a share of what its declared cases took, or the time of
+# so many runs of the case it starts from, whichever is more, between two bounds. Measured, not
+# fixed, so that a slower machine (or a loaded one) runs about as many cases as a fast one, and a
+# puzzle whose cases take long in the interpreter gets the time its cases need
 SHARE_OF_PART = 0.3
-BUDGET_S = 2.0
+RUNS_OF_START = 40
+BUDGET_S = 1.0
 BUDGET_MAX_S = 12.0
 
 
-def budget_for(part_seconds: float) -> float:
-    """The time limit of a part's experiments, given how long its declared cases took."""
-    return max(BUDGET_S, min(BUDGET_MAX_S, SHARE_OF_PART * part_seconds))
+def budget_for(part_seconds: float, start_seconds: float = 0.0) -> float:
+    """The time limit of a part's experiments, given how long its declared cases took and the one
+    the experiment starts from."""
+    wanted = max(SHARE_OF_PART * part_seconds, RUNS_OF_START * start_seconds)
+    return max(BUDGET_S, min(BUDGET_MAX_S, wanted))
 NO_EXPERIMENT = ("not_implemented", "compile", "stub", "gpu_fault")  # failures no other case would explain
 
 
@@ -344,6 +348,8 @@ def run_experiment(puzzle: Puzzle, part: str, failing: list[tuple[Case, dict]], 
     start = start_case(failing, puzzle)
     if start is None or budget <= 0:
         return None
+    took = next((r for c, r in failing if c.name == start.name), {}).get("timings", {})
+    budget = max(budget, budget_for(0.0, sum(took.values())))
     experiment = Experiment(puzzle, start, run, fair, budget, dict(written or {}))
     experiment.shrink()
     if experiment.smallest_result is None:

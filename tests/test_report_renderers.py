@@ -92,8 +92,10 @@ def test_the_smallest_failing_case_is_in_the_text_the_html_and_the_json(key, par
     assert "smallest failing case" in report.text
     assert "smallest failing case" in _plain(report_html.to_html(report))
     [found] = entry["experiments"]
-    assert found["summary"].startswith("smallest failing case: ") and found["nearest_passing"]
+    assert found["summary"].startswith("smallest failing case: ")
     assert found["smallest_failing_case"] == experiment["smallest_failing_case"]
+    # a pair unless the experiments' time ran out first (they are timed against the part's own cases)
+    assert found["nearest_passing"] or found["stopped"]
 
 
 # the modules that read a report; checker/report/build.py alone calls the rules that decide it
