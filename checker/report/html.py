@@ -43,11 +43,13 @@ div.tgp-report details { margin: 0.3em 0; padding-left: 0.2em; }
 div.tgp-report details > div { margin-left: 1.2em; }
 div.tgp-report summary { cursor: pointer; }
 div.tgp-report .tgp-same { font-style: italic; opacity: 0.8; }
+div.tgp-report img.tgp-map-image { max-width: 100%; height: auto; margin: 0.3em 0; }
 </style>"""
 
 SUMMARY_WORDS = 100  # characters of a hint or an error shown in a line (cut at a word)
 NOT_RUN_NAMED = 4   # GPU-only cases named in the note; the rest counted
 TRACEBACK_SHOWN = ("not_implemented", "out_of_bounds", "race", "lock")  # kinds whose message says it all
+MAP_DPI = 150       # the memory map's pixels per inch, shown at 100 per inch: sharp on a dense screen
 
 
 def verdict(report: Report) -> str:
@@ -78,6 +80,7 @@ def report_html(report: Report) -> tuple[str, str]:
         first = failures[0]
         head.append(f"<h4>First failure: {_inline(_where(report, first))}</h4>")
         head.append(_detail(first, seen))
+    head += _map_html(report)
     tail = []
     if len(failures) > 1:
         tail.append(f"<h4>The other {len(failures) - 1} failure{'s' if len(failures) > 2 else ''} "
@@ -286,6 +289,35 @@ def _error_html(error: dict, label: str, seen: dict[str, str]) -> str:
 
 def _same(first_shown: str, label: str) -> str:
     return "the same as above" + ("" if first_shown == label else f" (for {_e(first_shown)})")
+
+
+# ---- the memory map ----
+
+def _map_html(report: Report) -> list[str]:
+    """The memory map of the case the report opens first (or the one the learner asked for), folded;
+    open where the failure is one of addresses or ownership. A sentence instead where a GPU's
+    failure has none; nothing where no launch touched memory (it did not compile, say)."""
+    case, drawn, whence = report.memory_map()
+    if case is None:
+        return []
+    if drawn is None:
+        return [f'<p class="tgp-note">{_inline(whence)}</p>'] if whence else []
+    from checker.report import map_figure
+    if not map_figure.worth_drawing(drawn):
+        return []
+    try:
+        image = map_figure.png(drawn, case.heading, dpi=MAP_DPI)
+    except Exception as err:  # noqa: BLE001 - a picture that cannot be drawn must not take the report with it
+        return [f'<p class="tgp-note">The memory map could not be drawn ({_e(type(err).__name__)}: {_e(err)}).</p>']
+    import base64
+    width = round(map_figure.PAGE_IN * map_figure.DPI)
+    said = "".join(f'<p class="tgp-note">{_inline(line)}</p>' for line in [whence, *map_figure.notes(drawn)] if line)
+    opened = " open" if case.about_memory or drawn.get("asked") else ""
+    title = "Memory map" + ("" if case.status != "pass" and not drawn.get("asked") else f" of {_e(case.heading)}")
+    return [f'<details class="tgp-map"{opened}><summary>{title}: which program wrote (or read) each element, '
+            f"yours beside the reference solution's</summary>"
+            f'<img class="tgp-map-image" width="{width}" alt="{_e(map_figure.describe(drawn))}" '
+            f'src="data:image/png;base64,{base64.b64encode(image).decode()}">{said}</details>']
 
 
 # ---- text to HTML ----

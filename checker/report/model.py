@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from checker.diagnosis.model import NO_HINT, Diagnosis, from_json
 
 OK, BAD = "✅", "❌"
+# what makes a failure one of addresses or ownership, whose memory map the report opens: an error
+# of these kinds, or a shown diagnosis naming (or asking about) one of these causes
+MEMORY_ERRORS = ("out_of_bounds", "race", "lock")
+MEMORY_CAUSES = frozenset({"mask", "address", "atomic", "loop"})
 
 
 @dataclass
@@ -68,6 +72,9 @@ class CaseResult:
     # output label -> whether its diagnosis is shown, and the notes that stand for those left out
     decided_shown: dict[str, bool] | None = None
     notes: dict[str, str] = field(default_factory=dict)
+    # which program touched which element, from the interpreter's trace (checker/evidence/memory_map.py),
+    # with the reference solution's beside it ("reference"); only the cases that carry one
+    memory_map: dict | None = None
 
     @classmethod
     def from_event(cls, r: dict) -> "CaseResult":
@@ -77,7 +84,7 @@ class CaseResult:
                    diagnoses=[from_json(h) for h in r.get("hints", [])], error=r.get("error"),
                    mutated=list(r.get("mutated", [])), title=r.get("title") or r["case"], label=r.get("label"),
                    decided_shown=dict(r["decided"]["shown"]) if "decided" in r else None,
-                   notes=dict(r.get("decided", {}).get("notes", {})))
+                   notes=dict(r.get("decided", {}).get("notes", {})), memory_map=r.get("memory_map"))
 
     def shows(self, o: OutputResult) -> bool:
         """Whether the report shows this failing output's diagnosis (as decided once)."""
@@ -94,6 +101,18 @@ class CaseResult:
         found = [self.error_diagnosis] if self.error_diagnosis else []
         found += [d for d in self.diagnoses if d]
         return found + [o.diagnosis for o in self.outputs if self.shows(o)]
+
+    @property
+    def about_memory(self) -> bool:
+        """A failure of addresses or ownership (out of bounds, a race, elements never written, a
+        diagnosis of masks, addresses, atomics or loops): its memory map is worth opening."""
+        if self.status == "pass":
+            return False
+        if self.error and self.error.get("kind") in MEMORY_ERRORS:
+            return True
+        if any(o.n_unwritten for o in self.outputs if not o.ok):
+            return True
+        return any(d.cause in MEMORY_CAUSES or MEMORY_CAUSES & set(d.candidates) for d in self.shown)
 
     @property
     def explanation(self) -> Diagnosis:
@@ -212,6 +231,27 @@ class Report:
             found += [Shown("output", case.part, case.backend, case.case, o.diagnosis, o.label)
                       for o in case.outputs if case.shows(o)]
         return found + [Shown("summary", part, backend, "", d) for part, backend, d in self.summaries]
+
+    def memory_map(self) -> tuple[CaseResult | None, dict | None, str]:
+        """The case whose memory map the report shows, the map, and a sentence on where it comes from
+        or why there is none ('' where the case's own run drew it). The case the learner asked to
+        see, else the first failure; a GPU's failure has the map of the interpreter's run of the same
+        case, where that run drew one (a GPU records no accesses)."""
+        cases = self.cases
+        asked = next((c for c in cases if c.memory_map and c.memory_map.get("asked")), None)
+        if asked is not None:
+            return asked, asked.memory_map, ""
+        first = next((c for c in cases if c.status != "pass"), None)
+        if first is None or first.memory_map:
+            return first, first.memory_map if first else None, ""
+        if not first.backend.startswith("GPU"):
+            return first, None, ""
+        same = next((c for c in cases if c.memory_map and (c.part, c.case) == (first.part, first.case)), None)
+        if same is not None:
+            return first, same.memory_map, "This map comes from the interpreter's run of the same case: a GPU " \
+                                           "records no accesses."
+        return first, None, ("No memory map for this case: a GPU records no accesses, and the interpreter drew "
+                             "none of it (the interpreter's report maps its own first failure).")
 
     def __repr__(self) -> str:
         return self.text
