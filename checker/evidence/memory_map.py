@@ -74,7 +74,8 @@ class Touches:
         self.writers = np.zeros(span, dtype=np.int32)   # distinct programs that wrote (programs run one by one)
         self.readers = np.zeros(span, dtype=np.int32)
         self.plain = np.zeros(span, dtype=bool)         # some program stored here without an atomic
-        self.race = np.zeros(span, dtype=bool)
+        # a race: the program that came (met_by) and the one it met there (met_with), the first seen
+        self.met_by, self.met_with = none(), none()
         self.outside: list[tuple[np.ndarray, int, str]] = []   # (offsets, program, "O" or "M")
         self.n_outside = 0
 
@@ -84,9 +85,18 @@ class Touches:
             self.outside.append((offsets, pid, state))
             self.n_outside += offsets.size
 
+    @property
+    def race(self) -> np.ndarray:
+        return self.met_by >= 0
+
+    def _met(self, idx: np.ndarray, met: np.ndarray, pid: int, other: np.ndarray) -> None:
+        first = met & (self.met_by[idx] < 0)
+        self.met_by[idx[first]] = pid
+        self.met_with[idx[first]] = other[first]
+
     def read(self, idx: np.ndarray, pid: int) -> None:
         writer = self.last_writer[idx]
-        self.race[idx[self.plain[idx] & (writer >= 0) & (writer != pid)]] = True
+        self._met(idx, self.plain[idx] & (writer >= 0) & (writer != pid), pid, writer)
         self.readers[idx] += self.last_reader[idx] != pid
         self.first_reader[idx] = np.where(self.first_reader[idx] < 0, pid, self.first_reader[idx])
         self.last_reader[idx] = pid
@@ -95,13 +105,13 @@ class Touches:
         """A store (guarded False) or an atomic / a store under a lock (True). As the race check has
         it: a plain store meets any other program's earlier access; a guarded one, a plain store."""
         if guarded:
-            writer = self.last_writer[idx]
-            met = self.plain[idx] & (writer >= 0) & (writer != pid)
+            other = self.last_writer[idx]
+            met = self.plain[idx] & (other >= 0) & (other != pid)
         else:
-            toucher = self.first_toucher[idx]
-            met = (toucher >= 0) & (toucher != pid)
+            other = self.first_toucher[idx]
+            met = (other >= 0) & (other != pid)
             self.plain[idx] = True
-        self.race[idx[met]] = True
+        self._met(idx, met, pid, other)
         self.writers[idx] += self.last_writer[idx] != pid
         self.first_writer[idx] = np.where(self.first_writer[idx] < 0, pid, self.first_writer[idx])
         self.last_writer[idx] = pid
@@ -209,7 +219,9 @@ def _tensor_map(tensor: Tensor, launch: LaunchTrace, arg: TensorArg, t: Touches)
         masked = np.full(shape, -1, dtype=np.int32)
     race = t.race[offsets] if writes else np.zeros(shape, dtype=bool)
     state = np.where(race, "r", np.where(count >= 2, "s", np.where(count == 1, "w", np.where(masked >= 0, "m", "n"))))
-    program = np.where(count > 0, who, masked)
+    # a race's cell: the program met there, and (met) the one that came and met it
+    program = np.where(race, t.met_with[offsets], np.where(count > 0, who, masked))
+    values = {"program": program, "count": count, "met": np.where(race, t.met_by[offsets], -1)}
     out, unplaced = _outside(t, delta, tensor, shape, strides)
     entry = {"tensor": tensor.name, "role": tensor.role, "param": arg.name, "kernel": launch.kernel,
              "grid": list(launch.grid), "shape": list(tensor.shape), "what": "written" if writes else "read",
@@ -218,7 +230,7 @@ def _tensor_map(tensor: Tensor, launch: LaunchTrace, arg: TensorArg, t: Touches)
                         "race": int(race.sum()),
                         "out_of_bounds": int(sum(o.size for o, _, s in t.outside if s == "O")),
                         "masked_past_the_edge": int(sum(o.size for o, _, s in t.outside if s == "M"))}}
-    entry.update(_layout(state, program, count, out, shape))
+    entry.update(_layout(state, values, out, shape))
     entry["far_outside"] += unplaced
     return entry
 
@@ -242,16 +254,24 @@ def _outside(t: Touches, delta: int, tensor: Tensor, shape: tuple, strides: tupl
     return found, unplaced
 
 
-def _layout(state: np.ndarray, program: np.ndarray, count: np.ndarray, out: list, shape: tuple) -> dict:
+FILL = {"program": -1, "count": 0, "met": -1}   # a cell's values where nothing is
+
+
+def _blank(shape: tuple) -> tuple[np.ndarray, dict]:
+    return np.full(shape, ".", dtype="<U1"), {k: np.full(shape, v, dtype=np.int64) for k, v in FILL.items()}
+
+
+def _layout(state: np.ndarray, values: dict, out: list, shape: tuple) -> dict:
     """The cells as drawn: panels of rows (a 1-D tensor wrapped into rows), lanes past the edge in
     cells beyond it, large panels in tiles. JSON: panels of {"label", "rows" (state strings),
-    "program", "count"}, and the geometry the figure labels its axes with."""
+    "program", "count", "met"}, and the geometry the figure labels its axes with."""
     if len(shape) == 1:
-        return _layout_1d(state, program, count, out)
+        return _layout_1d(state, values, out)
     rows, cols = shape[-2], shape[-1]
     stacks = math.prod(shape[:-2])
     total = stacks * rows * cols
-    state, program, count = (a.reshape(stacks, rows, cols) for a in (state, program, count))
+    state = state.reshape(stacks, rows, cols)
+    values = {k: v.reshape(stacks, rows, cols) for k, v in values.items()}
     shown = min(stacks, MAX_PANELS)
     # each lane outside: (panel, row, column); before the first element, rows above panel 0; past
     # the last, rows below the last panel (where that panel is drawn)
@@ -266,20 +286,20 @@ def _layout(state: np.ndarray, program: np.ndarray, count: np.ndarray, out: list
     for k in range(shown):
         top = row0 if k == 0 else 0
         bottom = rows + (past if k == shown - 1 else 0)
-        s = np.full((bottom - top, cols), ".", dtype="<U1")
-        g = np.full((bottom - top, cols), -1, dtype=np.int64)
-        c = np.zeros((bottom - top, cols), dtype=np.int64)
-        s[-top:rows - top], g[-top:rows - top], c[-top:rows - top] = state[k], program[k], count[k]
+        s, v = _blank((bottom - top, cols))
+        s[-top:rows - top] = state[k]
+        for name in v:
+            v[name][-top:rows - top] = values[name][k]
         for panel, r, col, pid, st in placed:
             if panel == k and top <= r < bottom and _RANK[st] > _RANK[s[r - top, col]]:
-                s[r - top, col], g[r - top, col] = st, pid
+                s[r - top, col], v["program"][r - top, col] = st, pid
         label = "" if stacks == 1 else "[" + ", ".join(str(int(i)) for i in np.unravel_index(k, shape[:-2])) + "]"
-        panels.append(_panel(label, s, g, c, top))
+        panels.append(_panel(label, s, v, top))
     return {"panels": panels, "more_panels": stacks - shown, "far_outside": far, "wrap": 0,
             "tile": panels[0]["tile"] if panels else [1, 1]}
 
 
-def _layout_1d(state, program, count, out) -> dict:
+def _layout_1d(state: np.ndarray, values: dict, out: list) -> dict:
     n = state.size
     before = [p for p, _, _ in out if p < 0]
     after = [p for p, _, _ in out if p >= n]
@@ -287,44 +307,45 @@ def _layout_1d(state, program, count, out) -> dict:
     hi = min(max(after, default=n - 1) + 1, n + max(8, n // 4))
     far = sum(1 for p in before if p < lo) + sum(1 for p in after if p >= hi)
     total = hi - lo
-    s = np.full(total, ".", dtype="<U1")
-    g = np.full(total, -1, dtype=np.int64)
-    c = np.zeros(total, dtype=np.int64)
-    s[-lo:-lo + n], g[-lo:-lo + n], c[-lo:-lo + n] = state, program, count
+    s, v = _blank((total,))
+    s[-lo:n - lo] = state
+    for name in v:
+        v[name][-lo:n - lo] = values[name]
     for p, pid, st in out:
         if lo <= p < hi and _RANK[st] > _RANK[s[p - lo]]:
-            s[p - lo], g[p - lo] = st, pid
+            s[p - lo], v["program"][p - lo] = st, pid
     wrap = total if total <= MAX_SIDE else (32 if total <= 32 * MAX_SIDE else MAX_SIDE)
     tile = max(1, math.ceil(total / (wrap * MAX_SIDE)))
     per_row = wrap * tile
     rows = math.ceil(total / per_row)
     pad = rows * per_row - total
-    s, g, c = (np.concatenate([a, np.full(pad, fill, dtype=a.dtype)]).reshape(rows, per_row)
-               for a, fill in ((s, "."), (g, -1), (c, 0)))
-    panel = _panel("", s, g, c, 0, (1, tile))
+    s = np.concatenate([s, np.full(pad, ".", dtype=s.dtype)]).reshape(rows, per_row)
+    v = {k: np.concatenate([a, np.full(pad, FILL[k], dtype=a.dtype)]).reshape(rows, per_row) for k, a in v.items()}
+    panel = _panel("", s, v, 0, (1, tile))
     return {"panels": [panel], "more_panels": 0, "far_outside": far, "wrap": per_row, "start": lo,
             "tile": panel["tile"]}
 
 
-def _panel(label: str, s: np.ndarray, g: np.ndarray, c: np.ndarray, row0: int, tile: Optional[tuple] = None) -> dict:
+def _panel(label: str, s: np.ndarray, v: dict, row0: int, tile: Optional[tuple] = None) -> dict:
     """One panel's cells; tiled (each cell the tile's most telling element) where it is larger than
-    MAX_SIDE a side."""
+    MAX_SIDE a side. "met" only where some cell is a race."""
     rows, cols = s.shape
     tr, tc = tile or (math.ceil(rows / MAX_SIDE), math.ceil(cols / MAX_SIDE))
     if (tr, tc) != (1, 1):
         pr, pc = -rows % tr, -cols % tc
         s = np.pad(s, ((0, pr), (0, pc)), constant_values=".")
-        g = np.pad(g, ((0, pr), (0, pc)), constant_values=-1)
-        c = np.pad(c, ((0, pr), (0, pc)))
+        v = {k: np.pad(a, ((0, pr), (0, pc)), constant_values=FILL[k]) for k, a in v.items()}
         R, C = s.shape[0] // tr, s.shape[1] // tc
         blocks = lambda a: a.reshape(R, tr, C, tc).transpose(0, 2, 1, 3).reshape(R, C, tr * tc)  # noqa: E731
-        rank = np.vectorize(_RANK.get)(s)
-        pick = blocks(rank).argmax(axis=2)[..., None]
+        pick = blocks(np.vectorize(_RANK.get)(s)).argmax(axis=2)[..., None]
         s = np.take_along_axis(blocks(s), pick, 2)[..., 0]
-        g = np.take_along_axis(blocks(g), pick, 2)[..., 0]
-        c = blocks(c).max(axis=2)
-    return {"label": label, "rows": ["".join(r) for r in s.tolist()], "program": g.tolist(), "count": c.tolist(),
-            "row0": row0, "tile": [int(tr), int(tc)]}
+        v = {k: (blocks(a).max(axis=2) if k == "count" else np.take_along_axis(blocks(a), pick, 2)[..., 0])
+             for k, a in v.items()}
+    found = {"label": label, "rows": ["".join(r) for r in s.tolist()], "program": v["program"].tolist(),
+             "count": v["count"].tolist(), "row0": row0, "tile": [int(tr), int(tc)]}
+    if (v["met"] >= 0).any():
+        found["met"] = v["met"].tolist()
+    return found
 
 
 def cells(panel: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

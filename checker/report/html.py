@@ -3,7 +3,9 @@ faults), never from its text.
 
 The verdict comes first, then one table of cases per part (a case's sizes in a column of their own,
 its label as true of that part), a note on what was not run, then the first failure in full (the
-error-map figure goes right after it), then the other failures folded. An explanation already shown
+error-map figure goes right after it), its memory map (which program touched which element, beside
+the reference solution's: open where the failure is one of addresses or ownership), then the other
+failures folded. An explanation already shown
 for an earlier case (the same hint, the same paragraph of an out-of-bounds message) is not repeated:
 a line says it is the same as above, and for which case. Everything that comes from the learner or
 the checker's messages is escaped.
@@ -49,7 +51,9 @@ div.tgp-report img.tgp-map-image { max-width: 100%; height: auto; margin: 0.3em 
 SUMMARY_WORDS = 100  # characters of a hint or an error shown in a line (cut at a word)
 NOT_RUN_NAMED = 4   # GPU-only cases named in the note; the rest counted
 TRACEBACK_SHOWN = ("not_implemented", "out_of_bounds", "race", "lock")  # kinds whose message says it all
-MAP_DPI = 150       # the memory map's pixels per inch, shown at 100 per inch: sharp on a dense screen
+# the memory map's pixels per inch, and the CSS pixels per inch it is shown at: its smallest text
+# (8 points) then reads at 14 px like the report's own, and the picture stays sharp
+MAP_DPI, MAP_SHOWN_PPI = 150, 125
 
 
 def verdict(report: Report) -> str:
@@ -68,8 +72,9 @@ def to_html(report: Report) -> str:
 
 
 def report_html(report: Report) -> tuple[str, str]:
-    """(head, tail): the verdict, the tables and the first failure in full; then the other failures,
-    folded. The error-map figure of the first failure belongs between the two ('' when none failed)."""
+    """(head, tail): the verdict, the tables and the first failure in full; then its memory map and the
+    other failures, folded. The error-map figure of the first failure belongs between the two ('' when
+    none failed)."""
     seen: dict[str, str] = {}   # an explanation already shown -> the case it was shown for
     cases = report.cases  # built afresh at each call: read once
     failures = [c for c in cases if c.status != "pass"]
@@ -80,8 +85,7 @@ def report_html(report: Report) -> tuple[str, str]:
         first = failures[0]
         head.append(f"<h4>First failure: {_inline(_where(report, first))}</h4>")
         head.append(_detail(first, seen))
-    head += _map_html(report)
-    tail = []
+    tail = _map_html(report)  # after the first failure's figure of where it differs, before the others
     if len(failures) > 1:
         tail.append(f"<h4>The other {len(failures) - 1} failure{'s' if len(failures) > 2 else ''} "
                     f"(click one to open it)</h4>")
@@ -297,11 +301,11 @@ def _map_html(report: Report) -> list[str]:
     """The memory map of the case the report opens first (or the one the learner asked for), folded;
     open where the failure is one of addresses or ownership. A sentence instead where a GPU's
     failure has none; nothing where no launch touched memory (it did not compile, say)."""
-    case, drawn, whence = report.memory_map()
+    case, drawn, why_none = report.memory_map()
     if case is None:
         return []
     if drawn is None:
-        return [f'<p class="tgp-note">{_inline(whence)}</p>'] if whence else []
+        return [f'<p class="tgp-note">{_inline(why_none)}</p>'] if why_none else []
     from checker.report import map_figure
     if not map_figure.worth_drawing(drawn):
         return []
@@ -310,8 +314,8 @@ def _map_html(report: Report) -> list[str]:
     except Exception as err:  # noqa: BLE001 - a picture that cannot be drawn must not take the report with it
         return [f'<p class="tgp-note">The memory map could not be drawn ({_e(type(err).__name__)}: {_e(err)}).</p>']
     import base64
-    width = round(map_figure.PAGE_IN * map_figure.DPI)
-    said = "".join(f'<p class="tgp-note">{_inline(line)}</p>' for line in [whence, *map_figure.notes(drawn)] if line)
+    width = round(map_figure.PAGE_IN * MAP_SHOWN_PPI)
+    said = "".join(f'<p class="tgp-note">{_inline(line)}</p>' for line in map_figure.notes(drawn))
     opened = " open" if case.about_memory or drawn.get("asked") else ""
     title = "Memory map" + ("" if case.status != "pass" and not drawn.get("asked") else f" of {_e(case.heading)}")
     return [f'<details class="tgp-map"{opened}><summary>{title}: which program wrote (or read) each element, '

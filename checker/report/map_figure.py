@@ -25,6 +25,7 @@ MASKED, NEVER, SEVERAL, OUT, RACE = "#E6E6E6", "#FFFFFF", "#5F5F5F", "#D62728", 
 PAGE_IN, MIN_PT = 7.1, 8
 MAX_TENSORS = 4        # rows of the figure: the outputs first, then inputs that tell something
 MAX_LABELS = 48        # program names written on one panel
+MAX_ROW_IN = 3.0       # inches one tensor's map may be high (its cells smaller, not its text)
 DPI = 100
 
 
@@ -87,13 +88,18 @@ def describe(memory_map: dict) -> str:
     return "Memory map. " + "; ".join(said) + "."
 
 def title(memory_map: dict, case: str) -> str:
-    """The figure's first line: the case, and the launches the map shows."""
-    launches = []
-    for yours, ref in chosen(memory_map):
-        for t in (yours, ref):
-            if t is not None and f"{t['kernel']}, grid {_grid(t['grid'])}" not in launches:
-                launches.append(f"{t['kernel']}, grid {_grid(t['grid'])}")
-    return f"Memory map of the case {case}" + (f" ({'; '.join(launches)})" if launches else "")
+    """The figure's first line: the case."""
+    return f"Memory map of the case {case}" if case else "Which program touched each element"
+
+
+def launches(memory_map: dict, rows: list) -> str:
+    """The figure's second line: the kernels drawn and their grids."""
+    found = []
+    for pair in rows:
+        for t in pair:
+            if t is not None and f"{t['kernel']}, grid {_grid(t['grid'])}" not in found:
+                found.append(f"{t['kernel']}, grid {_grid(t['grid'])}")
+    return "; ".join(found)
 
 
 def notes(memory_map: dict) -> list[str]:
@@ -145,36 +151,39 @@ def _name(p: int, grid: list) -> str:
 
 # ---- the picture ----
 
-def figure(memory_map: dict, case: str = "", captions: bool = False, reference_only: bool = False):
+def figure(memory_map: dict, case: str = "", captions: bool = False, reference_only: bool = False,
+           tensors: list[str] | None = None):
     """The map as a matplotlib Figure: a row per chosen tensor, yours on the left and the reference's
-    on the right (reference_only: the reference's alone, for the book). captions: the notes written
-    under the picture too (a PNG read on its own; the HTML writes them as text)."""
+    on the right (reference_only: the map given is the reference solution's, drawn alone, for the
+    book; tensors: which, by name, default its outputs). captions: the notes written under the
+    picture too (a PNG read on its own; the HTML writes them as text)."""
     import numpy as np
     from matplotlib.figure import Figure
 
     if reference_only:
-        rows = [(t, None) for t in memory_map.get("tensors", []) if t["role"] == "output"
-                or t["counts"]["out_of_bounds"]][:MAX_TENSORS]
+        rows = [(t, None) for t in memory_map.get("tensors", [])
+                if (t["tensor"] in tensors if tensors else t["role"] == "output")][:MAX_TENSORS]
     else:
         rows = chosen(memory_map)
     sides = 1 if reference_only or memory_map.get("reference") is None else 2
     left, gap = 0.45, 0.3                       # inches: the row numbers, between the two sides
     col_in = (PAGE_IN - left - 0.1 - gap * (sides - 1)) / sides
     drawn = [t for pair in rows for t in pair if t is not None]
-    unit = min(0.3, min((col_in / max(1, _cols(t)) for t in drawn), default=0.3))
+    unit = min(0.3, min((col_in / max(1, _cols(t)) for t in drawn), default=0.3),
+               min((MAX_ROW_IN / max(1, _rows(t)) for t in drawn), default=0.3))
     heights = [max(_height(t, unit) for t in pair if t is not None) for pair in rows]
     said = _wrap_lines(notes(memory_map), 118) if captions else []
-    head = 0.62 if sides == 2 else 0.4
+    head = 0.82 if sides == 2 else 0.6
     row_head = 0.5                              # a row's title and its column numbers
     legend_in = 0.62
     total = head + sum(h + row_head + 0.15 for h in heights) + legend_in + 0.17 * len(said) + 0.15
     fig = Figure(figsize=(PAGE_IN, total), dpi=DPI)
     inch_y = lambda inches: 1 - inches / total  # noqa: E731 - figure fraction of a depth in inches
-    fig.text(0.1 / PAGE_IN, inch_y(0.08), title(memory_map, case) if case else "Which program touched each element",
-             fontsize=MIN_PT + 1, weight="bold", va="top")
+    fig.text(0.1 / PAGE_IN, inch_y(0.08), title(memory_map, case), fontsize=MIN_PT + 1, weight="bold", va="top")
+    fig.text(0.1 / PAGE_IN, inch_y(0.3), launches(memory_map, rows), fontsize=MIN_PT + 1, va="top", color="#333333")
     if sides == 2:
         for k, who in enumerate(("your kernel", "the reference solution")):
-            fig.text((left + k * (col_in + gap)) / PAGE_IN, inch_y(0.36), who, fontsize=MIN_PT + 1, weight="bold",
+            fig.text((left + k * (col_in + gap)) / PAGE_IN, inch_y(head - 0.26), who, fontsize=MIN_PT + 1, weight="bold",
                      va="top", color="#222222")
     top = head
     seen: set[str] = set()
@@ -224,6 +233,10 @@ def _wrap_lines(said: list[str], width: int) -> list[str]:
 
 def _cols(t: dict) -> int:
     return max((len(p["rows"][0]) if p["rows"] else 1) for p in t["panels"]) if t["panels"] else 1
+
+
+def _rows(t: dict) -> float:
+    return sum(len(p["rows"]) for p in t["panels"]) + 0.6 * (len(t["panels"]) - 1)
 
 
 def _height(t: dict, unit: float) -> float:
@@ -311,17 +324,20 @@ def _edges(states: list[list[str]], y: float) -> list:
 
 
 def _patches(panel: dict) -> list[tuple[str, int, list]]:
-    """The connected patches of cells one program wrote (or one count of programs shared), largest
-    first: (state, program or count, cells)."""
-    states, programs, counts = panel["rows"], panel["program"], panel["count"]
+    """The connected patches of cells one program wrote, several shared (the same first one, the
+    same count) or two raced on (the same two), largest first: ("p", (program,), cells), ("s",
+    (first program, count), cells) or ("r", (the program met, the one that came), cells)."""
+    states, programs, counts, met = panel["rows"], panel["program"], panel["count"], panel.get("met")
     rows = len(states)
     cols = len(states[0]) if rows else 0
 
     def key(i: int, j: int):
         s = states[i][j]
+        if s == "r" and met is not None:
+            return ("r", programs[i][j], met[i][j])
         if s in "wrO" and programs[i][j] >= 0:
             return ("p", programs[i][j])
-        return ("s", counts[i][j]) if s == "s" else None
+        return ("s", programs[i][j], counts[i][j]) if s == "s" else None
 
     seen = [[False] * cols for _ in range(rows)]
     found = []
@@ -339,16 +355,18 @@ def _patches(panel: dict) -> list[tuple[str, int, list]]:
                     if 0 <= c < rows and 0 <= d < cols and not seen[c][d] and key(c, d) == k:
                         seen[c][d] = True
                         stack.append((c, d))
-            found.append((k[0], k[1], cells))
+            found.append((k[0], k[1:], cells))
     return sorted(found, key=lambda f: -len(f[2]))
 
 
 def _labels(ax, panel: dict, y: float, grid: list, unit: float, placed: list) -> None:
-    """A name on each patch: the program's (as tl.program_id gives it) on a patch of its colour, or
-    how many programs share the cells ("×3"); only where the name fits and covers no other name."""
+    """A name on each patch: the program's (as tl.program_id gives it) on a patch of its colour, how
+    many programs share the cells ("×3"), or the two that raced there ("0 & 1"); only where the name
+    fits and covers no other name."""
     fontsize = MIN_PT + 1
     for kind, value, cells in _patches(panel)[:MAX_LABELS]:
-        text = _name(value, grid) if kind == "p" else f"×{value}"
+        text = {"p": lambda: _name(value[0], grid), "s": lambda: f"×{value[1]}",
+                "r": lambda: f"{_name(value[0], grid)} & {_name(value[1], grid)}"}[kind]()
         w = (0.6 * fontsize * len(text) + 4) / 72 / unit     # the name's box, in cells
         h = (fontsize + 4) / 72 / unit
         ys = [a for a, _ in cells]
@@ -367,7 +385,7 @@ def _labels(ax, panel: dict, y: float, grid: list, unit: float, placed: list) ->
         if any(not (box[2] < b[0] or b[2] < box[0] or box[3] < b[1] or b[3] < box[1]) for b in placed):
             continue
         placed.append(box)
-        colour = _colour("w", value) if kind == "p" else SEVERAL
+        colour = _colour("w", value[0])
         ax.text(cx, y + cy, text, ha="center", va="center", fontsize=fontsize, color="white", weight="bold",
                 zorder=6, bbox=dict(boxstyle="round,pad=0.15", fc=colour, ec="none"))
 

@@ -233,25 +233,20 @@ class Report:
         return found + [Shown("summary", part, backend, "", d) for part, backend, d in self.summaries]
 
     def memory_map(self) -> tuple[CaseResult | None, dict | None, str]:
-        """The case whose memory map the report shows, the map, and a sentence on where it comes from
-        or why there is none ('' where the case's own run drew it). The case the learner asked to
-        see, else the first failure; a GPU's failure has the map of the interpreter's run of the same
-        case, where that run drew one (a GPU records no accesses)."""
+        """The case whose memory map the report shows, the map, and where there is none, why ('' where
+        none is owed). The case the learner asked to see, else the first failure. The interpreter's
+        section comes first and maps its own first failure; a first failure on a GPU (which records
+        no accesses) is one the interpreter passed or does not run, and the sentence says which."""
         cases = self.cases
         asked = next((c for c in cases if c.memory_map and c.memory_map.get("asked")), None)
         if asked is not None:
             return asked, asked.memory_map, ""
         first = next((c for c in cases if c.status != "pass"), None)
-        if first is None or first.memory_map:
+        if first is None or first.memory_map or not first.backend.startswith("GPU"):
             return first, first.memory_map if first else None, ""
-        if not first.backend.startswith("GPU"):
-            return first, None, ""
-        same = next((c for c in cases if c.memory_map and (c.part, c.case) == (first.part, first.case)), None)
-        if same is not None:
-            return first, same.memory_map, "This map comes from the interpreter's run of the same case: a GPU " \
-                                           "records no accesses."
-        return first, None, ("No memory map for this case: a GPU records no accesses, and the interpreter drew "
-                             "none of it (the interpreter's report maps its own first failure).")
+        ran = any((c.part, c.case) == (first.part, first.case) and not c.backend.startswith("GPU") for c in cases)
+        why = "the interpreter passed this case" if ran else "the interpreter does not run this case"
+        return first, None, f"No memory map: a GPU records no accesses, and {why}."
 
     def __repr__(self) -> str:
         return self.text

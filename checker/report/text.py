@@ -334,13 +334,13 @@ class ReportWriter:
         """The memory map of the first failure (or of the case asked for), as a PNG in the map
         folder, named in a line; the line that says why there is none, on a GPU."""
         results = [r for tally in self.tallies.values() for r in tally.results]
-        case, drawn, whence = Report(False, "", results).memory_map()
+        case, drawn, why_none = Report(False, "", results).memory_map()
         if case is None or self.map_folder is None:
             return
         from checker.report import map_figure
         if drawn is None or not map_figure.worth_drawing(drawn):
-            if whence:
-                self.say(whence)
+            if why_none:
+                self.say(why_none)
             return
         path = self.map_folder / f"{self.puzzle.key}_{case.part}.png"
         early = self.early_map
@@ -353,7 +353,7 @@ class ReportWriter:
             return
         shown = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
         self.say(f"Memory map of {case.heading} (which program wrote each element, beside the reference "
-                 f"solution's): {shown}" + (f" ({whence})" if whence else ""))
+                 f"solution's): {shown}")
 
     def finish(self, parts: list[str]) -> Report:
         self.memory_map_file()
