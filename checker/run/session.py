@@ -17,7 +17,7 @@ from checker.run.hang_limits import why as limit_why
 from checker.run.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.puzzle.model import Puzzle
-from checker.run.worker import selected_cases
+from checker.run.worker import names_case, selected_cases
 from checker.experiment import BUDGET_S as EXPERIMENT_BUDGET_S
 
 BACKENDS = ("auto", "interpreter", "gpu")
@@ -60,6 +60,11 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
     writer.only_documented = only_documented
     writer.map_folder = map_folder
+    if map_case and not any(names_case(map_case, c, part) for c in puzzle.cases() for part in parts):
+        writer.usage_error = (f"no case {map_case!r} to map in {puzzle.key}; name one as the report does, e.g. "
+                              f"{', '.join(repr(c.name.split(':')[0]) for c in puzzle.cases()[:3])}")
+        writer.say(f"❌ {writer.usage_error}")
+        return writer.finish(parts)
     writer.title(source.origin, parts)
     runnable = []
     for part in parts:

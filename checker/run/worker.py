@@ -117,13 +117,19 @@ def run(request: dict, channel) -> None:
             sanitizer.disable()
 
 
+def names_case(named: str, case, part: str) -> bool:
+    """Whether a learner's words name this case: its name or title as the report gives it, the
+    name's first words ("N=33" of "N=33: N not a power of two"), or its sizes."""
+    return named.strip() in (case.name, case.title(part), case.name.split(":")[0], case.dims)
+
+
 def _map_wanted(request: dict, case, part, mapped: bool) -> str:
     """Whether this case's result carries its memory map: the case the learner named (whatever its
     verdict), else the part's first failing case, where maps are asked for."""
     from checker.case import MAP_ALWAYS, MAP_IF_FAILING, MAP_NONE
     named = request.get("map_case", "")
     if named:
-        return MAP_ALWAYS if named in (case.name, case.title(part.name)) else MAP_NONE
+        return MAP_ALWAYS if names_case(named, case, part.name) else MAP_NONE
     return MAP_IF_FAILING if request.get("maps") and not mapped else MAP_NONE
 
 
