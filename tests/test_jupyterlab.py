@@ -9,6 +9,10 @@ output differs, the other failures folded, and no word broken across lines. Scre
 in _build/artifacts/: jupyterlab_p01.png (the verdict, the table, the first failure),
 jupyterlab_p01_figure.png (the figure) and jupyterlab_p01_details.png (a folded failure opened).
 
+A second test checks six kernels with a bug of addresses or ownership in one notebook and finds each
+report's memory map open and legible (jupyterlab_map_pNN.png). The module's tests share one
+JupyterLab server, each test with its own notebook, workspace and kernel.
+
 Needs chromium (apt) and jupyterlab (requirements.txt); skipped without them except in CI.
 """
 from __future__ import annotations

@@ -172,8 +172,9 @@ def test_the_report_maps_the_case_asked_for_else_the_first_failure_and_says_why_
 def test_the_map_opens_for_a_failure_of_addresses_and_stays_folded_for_one_of_values():
     from checker.report import html
     from checker.report.model import Report
-    values = _result("b", "Interpreter (CPU)", "fail", TINY, comparisons=[
-        {"label": "z", "ok": False, "max_diff": 9.0, "n_bad": 3, "n_total": 3, "hint": "z is x + 1", "cause": "formula"}])
+    wrong = {"label": "z", "ok": False, "max_diff": 9.0, "n_bad": 3, "n_total": 3, "hint": "z is x + 1",
+             "cause": "formula"}
+    values = _result("b", "Interpreter (CPU)", "fail", TINY, comparisons=[wrong])
     folded = "".join(html.report_html(Report(False, "", [values]))[1])
     assert '<details class="tgp-map">' in folded and 'src="data:image/png;base64,' in folded
     fault = _result("b", "Interpreter (CPU)", "error", TINY, error={"kind": "race", "message": "Data race on `z`"})
