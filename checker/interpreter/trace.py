@@ -6,8 +6,8 @@ checker/interpreter/hooks.py hands each access to this module just before the ch
 access the checks stop (out of bounds, a race) is kept too: the last access of a faulted launch.
 An access is kept as it came, by reference (the program, the kind, the lanes' addresses and mask
 as the interpreter made them): nothing is computed while the kernel runs, so a case whose map
-nobody asks for pays one append per access; only a map asked for folds them. Past KEPT_LANES
-lanes a recording keeps no more (the map then says it is incomplete).
+is not drawn pays one append per access; only a map asked for folds them. Past KEPT_LANES lanes a
+recording keeps no more (the map then says it shows the first accesses only).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from checker.evidence.memory_map import LaunchTrace, TensorArg
 from checker.interpreter import hooks, memory
 from checker.interpreter.memory import ATOMIC, data
 
-KEPT_LANES = 1 << 24   # lanes one recording keeps (each an 8-byte address): ~130 MiB at most
+KEPT_LANES = 1 << 22   # lanes one recording keeps (an 8-byte address each, and a mask): ~40 MiB at most
 
 
 class _Recording:
@@ -27,8 +27,18 @@ class _Recording:
         self.lanes = 0
 
 
+class _Running:
+    """The accesses of the launch that runs, as long as the recordings have room for them."""
+
+    def __init__(self, launch: memory.Launch, room: int) -> None:
+        self.launch = launch
+        self.accesses: list[tuple] = []
+        self.room = room
+        self.complete = True
+
+
 _recordings: list[_Recording] = []
-_current: Optional[tuple[memory.Launch, list]] = None   # the running launch and its accesses
+_running: Optional[_Running] = None
 
 
 class _Observer:
@@ -36,29 +46,32 @@ class _Observer:
 
     @staticmethod
     def access(launch: memory.Launch, builder: Any, ptr: Any, mask: Any, kind: str) -> None:
-        global _current
-        if _current is None or _current[0] is not launch:
-            _current = (launch, [])
+        global _running
+        if _running is None or _running.launch is not launch:
+            _running = _Running(launch, min(KEPT_LANES - r.lanes for r in _recordings) if _recordings else 0)
         addrs = data(ptr)
-        _current[1].append((launch.program(builder), kind, addrs, None if mask is None else data(mask),
-                            kind == ATOMIC or bool(launch.locks)))
+        _running.room -= addrs.size
+        if _running.room < 0:   # the map says it shows the first accesses only
+            _running.complete = False
+            return
+        _running.accesses.append((launch.program(builder), kind, addrs, None if mask is None else data(mask),
+                                  kind == ATOMIC or bool(launch.locks)))
 
     @staticmethod
     def finished(launch: memory.Launch) -> None:
-        global _current
-        accesses = _current[1] if _current is not None and _current[0] is launch else []
-        _current = None
+        global _running
+        running = _running if _running is not None and _running.launch is launch else _Running(launch, 0)
+        _running = None
         if not _recordings:
             return
         args = [TensorArg(view.name, buf.original.data_ptr() + (view.start - buf.data_lo), view.start, view.end,
                           view.itemsize, view.shape, view.strides, zone)
                 for zone, buf in enumerate(launch.buffers) for view in buf.views]
-        lanes = sum(int(a[2].size) for a in accesses)
+        lanes = sum(int(a[2].size) for a in running.accesses)
         for recording in _recordings:
-            complete = recording.lanes + lanes <= KEPT_LANES
-            recording.lanes += lanes if complete else 0
+            recording.lanes += lanes
             recording.launches.append(LaunchTrace(launch.kernel, launch.grid, args, list(launch.zone_los),
-                                                  accesses if complete else [], complete))
+                                                  running.accesses, running.complete))
 
 
 _OBSERVER = _Observer()
