@@ -184,24 +184,24 @@ def memory_map(launches: list[LaunchTrace], tensors: list[Tensor], stopped: Opti
 
 
 def _touching(folded: list, tensor: Tensor) -> Optional[tuple]:
-    """(launch, argument, its touches) of the launch that wrote the tensor last, else that first
-    touched it; None if no launch had it as an argument."""
+    """(launch, argument, its touches) of the launch that wrote the tensor last, else of the first
+    that read it (or sent a lane past it), else of the first that had it as an argument; None if
+    no launch had it."""
     lo, hi = tensor.address, tensor.address + tensor.extent * tensor.itemsize
-    written = touched = None
+    written = read = passed = None
     for launch, touches in folded:
         for arg, t in zip(launch.args, touches):
             arg_hi = arg.address + (arg.end - arg.arena)
-            if arg.itemsize != tensor.itemsize or not (arg.address < hi and lo < arg_hi):
-                continue
-            if (tensor.address - arg.address) % arg.itemsize:
+            if arg.itemsize != tensor.itemsize or not (arg.address < hi and lo < arg_hi) \
+                    or (tensor.address - arg.address) % arg.itemsize:
                 continue
             if t.writers.any():
                 written = (launch, arg, t)
-            elif touched is None and (t.readers.any() or t.outside):
-                touched = (launch, arg, t)
-            elif touched is None and written is None:
-                touched = (launch, arg, t)
-    return written or touched
+            elif read is None and (t.readers.any() or t.outside):
+                read = (launch, arg, t)
+            elif passed is None:
+                passed = (launch, arg, t)
+    return written or read or passed
 
 
 def _tensor_map(tensor: Tensor, launch: LaunchTrace, arg: TensorArg, t: Touches) -> dict:
