@@ -178,3 +178,27 @@ def show_statement(key: str, until: str | None = None, after: str | None = None)
             display(Markdown(f"(equation{'s' if ' ' in text else ''} {refs})"))
         else:
             display(Markdown(text if kind == "markdown" else "```python\n" + text + "\n```"))
+
+
+def show_memory_map(key: str, part: str | None = None, tensors: list[str] | None = None) -> None:
+    """The memory map the checker draws (checker/report/map_figure.py) of the reference solution on
+    the documented case, traced in the interpreter while the page is built: the picture a failing
+    check shows beside the learner's own map. tensors: the outputs and inputs to draw (default:
+    the part's outputs)."""
+    from IPython.display import display
+
+    from checker import registry
+    from checker.report import map_figure
+    from checker.report.model import CaseResult
+    from checker.run.session import run_check
+    from checker.source import from_file
+
+    puzzle = registry.get(key)
+    part = part or puzzle.parts[0].name
+    case = next(c for c in puzzle.cases() if c.documented)
+    solution = from_file(puzzle.solution, f"solutions/{puzzle.solution.name}")
+    report = run_check(puzzle, [part], solution, backend="interpreter", only_documented=True, in_process=True,
+                       write=lambda line: None, map_case=case.name, experiments=0.0)
+    result = next(r for r in report.results if r.get("memory_map"))
+    display(map_figure.figure(result["memory_map"], CaseResult.from_event(result).heading, reference_only=True,
+                              tensors=tensors))

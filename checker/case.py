@@ -233,6 +233,32 @@ def _address_hints(memory: MemoryEvidence | None, source: KernelSource) -> list[
     return [] if memory is None else [in_learner_lines(d, source).to_json() for d in seen_in_addresses(memory)]
 
 
+MAP_NONE, MAP_IF_FAILING, MAP_ALWAYS = "", "failing", "always"   # run_case's map_case
+
+
+def _tracing(sanitizer, map_case: str):
+    """The trace of the launches' accesses (checker/interpreter/trace.py), kept where a map may be
+    drawn of this case: the interpreter's checks on, and a map asked for."""
+    if sanitizer is None or not map_case:
+        return nullcontext()
+    from checker.interpreter import trace
+    return trace.recording()
+
+
+def _memory_map(launches, part: Part, inputs: dict, outputs: dict, exc: BaseException | None) -> dict:
+    """Who touched which element of each output and input, from the trace (checker/evidence/memory_map.py);
+    stopped: the fault that ended the last launch, where one did."""
+    from checker.evidence.memory_map import Tensor, as_json, memory_map
+    named = [(o.name, "output", outputs.get(o.name)) for o in part.outputs]
+    named += [(name, "input", value) for name, value in inputs.items()]
+    tensors = [Tensor(name, role, t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.element_size())
+               for name, role, t in named if torch.is_tensor(t) and t.device.type == "cpu" and t.numel()]
+    fault = getattr(exc, "fault", None)
+    stopped = None if fault is None else {"kind": fault.kind, "program": list(fault.program), "tensor": fault.tensor,
+                                          "where": fault.where.label}
+    return as_json(memory_map(launches, tensors, stopped))
+
+
 def _mutated_inputs(before: dict, inputs: dict) -> list[str]:
     return [name for name, value in before.items()
             if torch.is_tensor(value) and not torch.equal(value, inputs[name])]
@@ -272,10 +298,12 @@ REFERENCES = ReferenceCache()
 
 
 def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSource, device: str,
-             seed: int, on_launch=None, diagnose: bool = True) -> dict:
+             seed: int, on_launch=None, diagnose: bool = True, map_case: str = MAP_NONE) -> dict:
     """on_launch: called right before the kernels run (the runner times only them against --timeout).
     A case's float64 reference (autograd and the known-bug variants) comes from REFERENCES.
-    diagnose: False for a verdict and its numbers alone, no hints (an experiment's case: checker/experiment.py)."""
+    diagnose: False for a verdict and its numbers alone, no hints (an experiment's case: checker/experiment.py).
+    map_case: MAP_IF_FAILING or MAP_ALWAYS: the result carries the case's memory map ("memory_map":
+    who touched which element, from the interpreter's trace of this run) if it fails, or always."""
     result = _case_header(case, part)
     clock = [time.perf_counter()]
     inputs = puzzle.make_inputs(case, device, seed)  # fresh for every part: a kernel may mutate them
@@ -301,10 +329,12 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         outputs, shared=[outputs[o.name] for o in part.outputs if o.accumulated and o.name in outputs],
         poisoned=[(outputs[name], *poison_of(outputs[name])) for name in poisoned
                   if poison_of(outputs[name]) is not None])
+    traced = _tracing(sanitizer, map_case)
+    launches = None
     try:
         if on_launch is not None:
             on_launch()
-        with recording as memory:
+        with recording as memory, traced as launches:
             produced = part.launch(_SyncedKernels(kernels) if device == "cuda" else kernels, inputs, outputs, case)
         if device == "cuda":
             torch.cuda.synchronize()
@@ -315,7 +345,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         error = error_event(exc, source)
         fatal = device == "cuda" and error["kind"] == "gpu_fault"
         facts = literals.source_facts(puzzle, part, case, source.text, compared=False) if diagnose else {}
-        return {**result, "status": "error", "error": error, "fatal": fatal, **facts}
+        drawn = {"memory_map": _memory_map(launches, part, inputs, outputs, exc)} if launches is not None else {}
+        return {**result, "status": "error", "error": error, "fatal": fatal, **facts, **drawn}
 
     mutated = _mutated_inputs(before, inputs)
     comparisons, maps, evidence, operands = [], {}, None, None
@@ -372,6 +403,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
     if not ok and diagnose:
         result.update(literals.source_facts(puzzle, part, case, source.text))
+    if launches is not None and (map_case == MAP_ALWAYS or not ok):
+        result["memory_map"] = _memory_map(launches, part, inputs, outputs, None)
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,
             "accesses": seen,  # what the kernels did to each output (load, store, atomic), where known
             "mutated": mutated, "error_maps": maps, "timings": timings}

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from checker import registry
-from checker.history.store import is_learner_folder, learner_folder, learners_own, record_bench, record_check
+from checker.history.store import is_learner_folder, learner_folder, learners_own, record_bench, record_check, state_dir
 from checker.report import json as report_json
 from checker.report.model import Report
 from checker.run.hang_limits import DEFAULT_TIMEOUT, FACTOR, FLOOR
@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-sanitize", action="store_true",
                         help="interpreter: skip the out-of-bounds and race checks (faster, blind)")
     parser.add_argument("--verbose", action="store_true", help="show full tracebacks")
+    parser.add_argument("--map", metavar="CASE", default="",
+                        help="draw the memory map of this case (its name as the report gives it), failing or not; "
+                             "by default the first failure's is drawn, into .checker/maps/")
     parser.add_argument("--bench", action="store_true",
                         help="GPU: after the check passes, time the kernels next to PyTorch and torch.compile")
     parser.add_argument("--profile", action="store_true",
@@ -423,7 +426,8 @@ def _main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     write = (lambda line: None) if args.json else print
     report = run_check(puzzle, parts, source, backend=args.backend, timeout=args.timeout, seed=args.seed,
-                       sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers)
+                       sanitize=not args.no_sanitize, verbose=args.verbose, write=write, shards=args.workers,
+                       maps=True, map_case=args.map, map_folder=None if args.json else state_dir() / "maps")
     if recorded:
         record_check(puzzle, report)
     elif not args.solution and not args.json and not report.usage_error:

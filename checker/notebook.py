@@ -10,7 +10,7 @@ from pathlib import Path
 
 from checker import registry
 from checker.cell_history import notebook_file
-from checker.history.store import is_learner_folder, learners_own, record_check
+from checker.history.store import is_learner_folder, learners_own, record_check, state_dir
 from checker.history.view import ProgressView
 
 from checker.report import html as rich
@@ -138,7 +138,7 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
           namespace: dict | None = None, backend: str = "auto", timeout: float | None = None,
           seed: int = 0, sanitize: bool = True, verbose: bool = False, plot: bool = True,
           only_documented: bool = False, in_process: bool = False, html: bool | None = None,
-          stale: bool = False) -> Report:
+          stale: bool = False, map_case: str | None = None) -> Report:
     """Check `part` of `puzzle` (None: every part); `check("backward")` finds the puzzle itself.
 
     The kernels come from `namespace` (default: the calling notebook's globals, as last run), or
@@ -146,6 +146,9 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
     A kernel whose cell no longer holds what defined it (its last run failed, or it changed since;
     checker/cell_history.py) is not checked: the report says so first. stale=True checks it anyway.
     html: the report as HTML (default: in a Jupyter kernel) or as the shell's text (False).
+    map_case: the case whose memory map to draw (its name as the report gives it, e.g. "N=33"),
+    failing or not; by default, the first failure's (folded under it in HTML; a PNG in .checker/maps/
+    in text).
     """
     if puzzle is not None and part is None and not _is_puzzle_key(puzzle):
         puzzle, part = None, puzzle  # check("unfused"): a part of this notebook's puzzle
@@ -177,7 +180,8 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
         report = run_check(spec, parts, source, backend=backend, timeout=timeout, seed=seed, sanitize=sanitize,
                            verbose=verbose, only_documented=only_documented, in_process=in_process,
                            write=live.write if live else lambda line: print(line, flush=True),
-                           timeout_advice="timeout=SECONDS")
+                           timeout_advice="timeout=SECONDS", maps=True, map_case=map_case or "",
+                           map_folder=None if live else state_dir() / "maps")
     except KeyboardInterrupt:  # ■ in Jupyter: stop the workers, keep the notebook's kernel, no traceback
         from checker.run.runner import kill_live_workers
         kill_live_workers()

@@ -245,6 +245,10 @@ def test_json_of_a_failing_check_keeps_every_detail(tmp_path):
     output = failing[0]["outputs"][0]
     assert output["verdict"] == "fail" and output["wrong"] > 0 and output["first_wrong"]
     assert output["max_difference"] is not None and output["max_difference"] > 8
+    # the first failure's memory map, as data (who wrote z, beside the reference), never a picture
+    drawn = failing[0]["memory_map"]
+    assert [t["tensor"] for t in drawn["tensors"] if t["role"] == "output"] == ["z"] and drawn["reference"]
+    assert "base64" not in run.stdout and not any("memory_map" in c for c in failing[1:])
 
 
 def test_a_mistyped_option_gets_one_line_and_the_likeliest_meant_one():

@@ -13,6 +13,10 @@ _build/artifacts/: jupyterlab_p01.png (the verdict, the table, the first failure
 jupyterlab_p02.png and jupyterlab_p02_details.png (a folded failure opened),
 jupyterlab_p01_stale.png (the report on a kernel cell that does not run).
 
+A second test checks six kernels with a bug of addresses or ownership in one notebook and finds each
+report's memory map open and legible (jupyterlab_map_pNN.png). The module's tests share one
+JupyterLab server, each test with its own notebook, workspace and kernel.
+
 Needs chromium (apt) and jupyterlab (requirements.txt); skipped without them except in CI.
 """
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -58,28 +63,29 @@ def _copy_of_the_notebook(folder: Path) -> Path:
     return path
 
 
-@pytest.fixture()
-def lab(tmp_path):
-    """A JupyterLab server on 127.0.0.1 serving tmp_path; yields (url of the notebook, its file)."""
-    notebook = _copy_of_the_notebook(tmp_path)
-    settings = tmp_path / ".settings" / "@jupyterlab" / "notebook-extension"
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory):
+    """One JupyterLab server on 127.0.0.1 for this module's tests (its start and stop cost ~15 s
+    each time); yields (its address, its token, the folder it serves)."""
+    root = tmp_path_factory.mktemp("jupyterlab")
+    settings = root / ".settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     # every cell in the page (JupyterLab 4 renders only the cells in view by default)
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-    apputils = tmp_path / ".settings" / "@jupyterlab" / "apputils-extension"
+    apputils = root / ".settings" / "@jupyterlab" / "apputils-extension"
     apputils.mkdir(parents=True)  # no "news" pop-up over the screenshot (and no request for it)
     (apputils / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     port, token = _free_port(), secrets.token_hex(16)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / ".settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / ".workspaces"), MPLBACKEND="")
+               JUPYTERLAB_SETTINGS_DIR=str(root / ".settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(root / ".workspaces"), MPLBACKEND="")
     env.pop("MPLBACKEND")
-    log = open(tmp_path / "lab.log", "w")
-    # started as the README says (`python -m checker lab`, which adds --allow-root as root), into tmp_path
+    log = open(root / "lab.log", "w")
+    # started as the README says (`python -m checker lab`, which adds --allow-root as root), into root
     proc = subprocess.Popen([sys.executable, "-m", "checker", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-                             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+                             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
                              "--LabApp.expose_app_in_browser=True", "--ServerApp.open_browser=False"],
-                            cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + WAIT_S
@@ -88,13 +94,40 @@ def lab(tmp_path):
                 with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
                     break
             except OSError:
-                assert proc.poll() is None, (tmp_path / "lab.log").read_text()[-3000:]
+                assert proc.poll() is None, (root / "lab.log").read_text()[-3000:]
                 assert time.monotonic() < deadline, "JupyterLab did not start"
                 time.sleep(0.5)
-        yield f"{base}/lab/tree/{notebook.name}?token={token}", notebook
+        yield base, token, root
     finally:
         stop(proc, 15)
         log.close()
+
+
+@pytest.fixture()
+def lab(lab_server, request):
+    """A copy of puzzle 1's notebook in a folder of this test's own, opened in a workspace of its
+    own (no other test's notebook reopens beside it); yields (url of the notebook, its file). The
+    kernels it started are shut down after the test."""
+    base, token, root = lab_server
+    name = re.sub(r"\W", "_", request.node.name)[:60]
+    folder = root / name
+    folder.mkdir()
+    notebook = _copy_of_the_notebook(folder)
+    try:
+        yield f"{base}/lab/workspaces/{name}/tree/{name}/{notebook.name}?token={token}", notebook
+    finally:
+        _shut_down_kernels(base, token)
+
+
+def _shut_down_kernels(base: str, token: str) -> None:
+    """End every session of the server (its kernel with it): the next test starts afresh."""
+    auth = {"Authorization": f"token {token}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions", headers=auth), timeout=10) as r:
+        sessions = json.loads(r.read())
+    for session in sessions:
+        request = urllib.request.Request(f"{base}/api/sessions/{session['id']}", headers=auth, method="DELETE")
+        with urllib.request.urlopen(request, timeout=30):
+            pass
 
 
 def _wait_for(cdp, expression: str, what: str, timeout: float = WAIT_S):
@@ -340,3 +373,76 @@ def test_a_puzzle_notebook_opened_and_saved_in_jupyterlab_is_unchanged(lab):
     assert in_lab == json.loads(on_disk)["metadata"], "JupyterLab writes other metadata than the notebook has"
     assert dirty is False, "a notebook only opened is shown as modified"
     assert notebook.read_bytes() == on_disk, "JupyterLab saved a notebook it only opened with changes"
+
+
+# six failing reports whose failure is one of addresses or ownership, each with its memory map open:
+# (puzzle, part, the pinned bug of tests/bugs/pNN.py)
+MAPPED = [("p02", "forward", "no_mask"), ("p04", "forward", "program_axes_swapped"),
+          ("p05", "forward", "assumed_contiguous"), ("p07", "backward", "dx_plain_store"),
+          ("p17", "forward", "plain_load_add_store"), ("p19", "dw", "plain_store")]
+MIN_MAP_TEXT_PX = 10   # the map's smallest text on the screen (the book's figures: the same)
+# each check cell's memory map as the page shows it
+MAP_DOM = """(() => {
+  const cell = NOTEBOOK.content.widgets.find(w => w.model.type === 'code'
+                                                  && w.model.sharedModel.getSource().startsWith(PREFIX));
+  const area = cell.node.querySelector('.jp-OutputArea');
+  const img = area.querySelector('details.tgp-map img.tgp-map-image');
+  const first = [...area.querySelectorAll('h4')].find(h => h.textContent.startsWith('First failure'));
+  if (!img) return {found: false, text: area.innerText.slice(0, 600)};
+  const box = img.getBoundingClientRect();
+  return {found: true, open: img.closest('details').open, loaded: img.complete && img.naturalWidth > 0,
+          natural: img.naturalWidth, shown: box.width, alt: img.alt,
+          after_first_failure: !!first && !!(first.compareDocumentPosition(img) & Node.DOCUMENT_POSITION_FOLLOWING),
+          summary: img.closest('details').querySelector('summary').innerText,
+          notes: [...img.closest('details').querySelectorAll('p')].map(p => p.innerText)};
+})()""".replace("NOTEBOOK", NOTEBOOK)
+
+
+def _bug_kernels(key: str, name: str) -> str:
+    from bugs import entries, patched
+    puzzle = registry.get(key)
+    bug = next(b for b in entries(puzzle).pinned if b.name == name)
+    return patched(puzzle, bug.name, bug.patches)
+
+
+def test_six_failing_reports_show_their_memory_map_legibly(lab):
+    """Six kernels with a bug of addresses or ownership (a missing mask, program axes swapped,
+    strides ignored, a race on dx, bins, shares overwritten), each checked in a notebook cell of
+    JupyterLab: every report shows its memory map, open, after the first failure, loaded, and drawn
+    large enough that its smallest text reads at 10 px or more in a 1280 px window. A screenshot of
+    each is kept in _build/artifacts/ (jupyterlab_map_pNN.png)."""
+    url, notebook = lab
+    # the documented case alone, in the notebook's own process (no worker to start): the cheapest
+    # check that still shows the report as a learner's check does
+    checks = [f'check("{key}", "{part}", only_documented=True, plot=False, in_process=True)' for key, part, _ in MAPPED]
+    added = [text for (key, _, bug), check in zip(MAPPED, checks) for text in (_bug_kernels(key, bug), check)]
+    with chromium(1280, 1400) as cdp:
+        _open_with_its_kernel(cdp, url)
+        # the setup cell stays; puzzle 1's own cells give way to the six kernels and their checks
+        cdp.evaluate(f"""(() => {{ const nb = {NOTEBOOK}.content.model;
+          nb.sharedModel.deleteCellRange(2, nb.cells.length);
+          {json.dumps(added)}.forEach((source, i) =>
+            nb.sharedModel.insertCell(2 + i, {{cell_type: 'code', source: source}})); }})()""")
+        cdp.evaluate(f"window.jupyterapp.shell.activateById({NOTEBOOK}.id); {NOTEBOOK}.content.node.focus()")
+        _wait_for(cdp, f"window.jupyterapp.shell.currentWidget === {NOTEBOOK}", "the notebook current", 30)
+        cdp.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        for check in checks:
+            _wait_for(cdp, f"(() => {{ const o = {_outputs(check)}; return o && o.text.includes('Overall Result') "
+                           f"? o : null; }})()", f"the report of {check}", WAIT_S * 2)
+        _wait_for(cdp, "[...document.querySelectorAll('img.tgp-map-image')].filter(i => i.complete).length >= 6",
+                  "the six maps loaded", 30)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        maps = {}
+        for (key, _, _), check in zip(MAPPED, checks):
+            maps[key] = cdp.evaluate(MAP_DOM.replace("PREFIX", json.dumps(check)))
+            _screenshot(cdp, f"jupyterlab_map_{key}.png", f"{_report(check)}.closest('.jp-OutputArea')"
+                        ".querySelector('details.tgp-map')", "center")
+    for key, seen in maps.items():
+        assert seen["found"] and seen["loaded"] and seen["open"] and seen["after_first_failure"], (key, seen)
+        from checker.report.map_figure import MIN_PT, PAGE_IN
+        smallest = MIN_PT / 72 * seen["shown"] / PAGE_IN  # points to inches, at the width it is shown
+        assert smallest >= MIN_MAP_TEXT_PX, f"{key}: the map's smallest text at {smallest:.1f} px: {seen}"
+        assert seen["alt"].startswith("Memory map.") and "Memory map" in seen["summary"], (key, seen)
+    # the faults that stopped a launch are said under the map; the values' failures have none to say
+    stopped = {key for key, seen in maps.items() if any("stopped your launch" in n for n in seen["notes"])}
+    assert stopped == {"p02", "p07", "p17", "p19"}, maps

@@ -37,6 +37,21 @@ _checks: Optional[Checks] = None
 _originals: dict[tuple[type, str], Any] = {}
 _launch: Optional[memory.Launch] = None
 _busy = False  # set while an original builder method runs, so its nested memory ops aren't re-checked
+# what sees every access just before the checks (so an access they stop is seen too) and every
+# launch's end: the trace the memory map draws (checker/interpreter/trace.py)
+_observers: list[Any] = []
+
+
+def observe(observer: Any) -> None:
+    """Hand every access (observer.access(launch, builder, ptr, mask, kind)) and every launch's end
+    (observer.finished(launch)) to `observer` until unobserve(observer)."""
+    if observer not in _observers:
+        _observers.append(observer)
+
+
+def unobserve(observer: Any) -> None:
+    if observer in _observers:
+        _observers.remove(observer)
 
 
 def _arg(args: tuple, kwargs: dict, pos: int, *names: str) -> Any:
@@ -57,6 +72,8 @@ def _memory_hook(name: str, kind: str, ptr_pos: int, mask_pos: Optional[int], op
         refused = locks.before(_launch, self, name, kind, args, kwargs, ptr, mask)  # the lock protocol
         if refused is not None:
             return refused
+        for observer in _observers:
+            observer.access(_launch, self, ptr, mask, kind)
         _checks.check(_launch, self, ptr, mask, kind, op if op else _rmw_name(_arg(args, kwargs, 0, "rmwOp")))
         _busy = True
         try:
@@ -127,6 +144,7 @@ def _make_launch_hook() -> Callable:
             return original(self, *args, **kwargs)
         launch, args, kwargs = prepared
         launch.constexprs = frozenset(getattr(self, "constexprs", ()))
+        launch.kernel = getattr(getattr(self, "fn", None), "__name__", "")
         checks = _checks
         _launch = launch
         try:
@@ -139,6 +157,8 @@ def _make_launch_hook() -> Callable:
         finally:
             _launch = None
             checks.finished(launch)
+            for observer in _observers:
+                observer.finished(launch)
         launch.copy_back()
 
     launch_hook.__wrapped__ = original

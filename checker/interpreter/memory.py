@@ -244,6 +244,7 @@ class Launch:
         self.locks: set[int] = set()  # addresses the running program holds as a lock
         self.scalars = scalars        # the launch's integer arguments by name, to name values in reports
         self.constexprs: frozenset = frozenset()  # which of them are constexprs (block sizes), not sizes
+        self.kernel = ""              # the kernel's name, for the memory map's captions
         # (learner file, line, tensor) -> its pointer blocks' steps and each program's origin there
         self.sites: dict[tuple[str, int, str], Site] = {}
         self.site_views: dict[tuple[str, int, str], View] = {}

@@ -3,7 +3,9 @@ faults), never from its text.
 
 The verdict comes first, then one table of cases per part (a case's sizes in a column of their own,
 its label as true of that part), a note on what was not run, then the first failure in full (the
-error-map figure goes right after it), then the other failures folded. An explanation already shown
+error-map figure goes right after it), its memory map (which program touched which element, beside
+the reference solution's: open where the failure is one of addresses or ownership), then the other
+failures folded. An explanation already shown
 for an earlier case (the same hint, the same paragraph of an out-of-bounds message) is not repeated:
 a line says it is the same as above, and for which case. Everything that comes from the learner or
 the checker's messages is escaped.
@@ -43,11 +45,15 @@ div.tgp-report details { margin: 0.3em 0; padding-left: 0.2em; }
 div.tgp-report details > div { margin-left: 1.2em; }
 div.tgp-report summary { cursor: pointer; }
 div.tgp-report .tgp-same { font-style: italic; opacity: 0.8; }
+div.tgp-report img.tgp-map-image { max-width: 100%; height: auto; margin: 0.3em 0; }
 </style>"""
 
 SUMMARY_WORDS = 100  # characters of a hint or an error shown in a line (cut at a word)
 NOT_RUN_NAMED = 4   # GPU-only cases named in the note; the rest counted
 TRACEBACK_SHOWN = ("not_implemented", "out_of_bounds", "race", "lock")  # kinds whose message says it all
+# the memory map's pixels per inch, and the CSS pixels per inch it is shown at: its smallest text
+# (8 points) then reads at 14 px like the report's own, and the picture stays sharp
+MAP_DPI, MAP_SHOWN_PPI = 150, 125
 
 
 def verdict(report: Report) -> str:
@@ -66,8 +72,9 @@ def to_html(report: Report) -> str:
 
 
 def report_html(report: Report) -> tuple[str, str]:
-    """(head, tail): the verdict, the tables and the first failure in full; then the other failures,
-    folded. The error-map figure of the first failure belongs between the two ('' when none failed)."""
+    """(head, tail): the verdict, the tables and the first failure in full; then its memory map and the
+    other failures, folded. The error-map figure of the first failure belongs between the two ('' when
+    none failed)."""
     seen: dict[str, str] = {}   # an explanation already shown -> the case it was shown for
     cases = report.cases  # built afresh at each call: read once
     failures = [c for c in cases if c.status != "pass"]
@@ -80,7 +87,7 @@ def report_html(report: Report) -> tuple[str, str]:
         first = failures[0]
         head.append(f"<h4>First failure: {_inline(_where(report, first))}</h4>")
         head.append(_detail(first, seen))
-    tail = []
+    tail = _map_html(report)  # after the first failure's figure of where it differs, before the others
     if len(failures) > 1:
         tail.append(f"<h4>The other {len(failures) - 1} failure{'s' if len(failures) > 2 else ''} "
                     f"(click one to open it)</h4>")
@@ -289,6 +296,35 @@ def _error_html(error: dict, label: str, seen: dict[str, str]) -> str:
 
 def _same(first_shown: str, label: str) -> str:
     return "the same as above" + ("" if first_shown == label else f" (for {_e(first_shown)})")
+
+
+# ---- the memory map ----
+
+def _map_html(report: Report) -> list[str]:
+    """The memory map of the case the report opens first (or the one the learner asked for), folded;
+    open where the failure is one of addresses or ownership. A sentence instead where a GPU's
+    failure has none; nothing where no launch touched memory (it did not compile, say)."""
+    case, drawn, why_none = report.memory_map()
+    if case is None:
+        return []
+    if drawn is None:
+        return [f'<p class="tgp-note">{_inline(why_none)}</p>'] if why_none else []
+    from checker.report import map_figure
+    if not map_figure.worth_drawing(drawn):
+        return []
+    try:
+        image = map_figure.png(drawn, case.heading, dpi=MAP_DPI)
+    except Exception as err:  # noqa: BLE001 - a picture that cannot be drawn must not take the report with it
+        return [f'<p class="tgp-note">The memory map could not be drawn ({_e(type(err).__name__)}: {_e(err)}).</p>']
+    import base64
+    width = round(map_figure.PAGE_IN * MAP_SHOWN_PPI)
+    said = "".join(f'<p class="tgp-note">{_inline(line)}</p>' for line in map_figure.notes(drawn))
+    opened = " open" if case.about_memory or drawn.get("asked") else ""
+    title = "Memory map" + ("" if case.status != "pass" and not drawn.get("asked") else f" of {_e(case.heading)}")
+    return [f'<details class="tgp-map"{opened}><summary>{title}: which program wrote (or read) each element, '
+            f"yours beside the reference solution's</summary>"
+            f'<img class="tgp-map-image" width="{width}" alt="{_e(map_figure.describe(drawn))}" '
+            f'src="data:image/png;base64,{base64.b64encode(image).decode()}">{said}</details>']
 
 
 # ---- text to HTML ----

@@ -1,5 +1,6 @@
 """The report as JSON (`--json`, schema: checker/report/schema.json): every part, case, output,
-difference and diagnosis of the typed report, for failures as for passes."""
+difference and diagnosis of the typed report, for failures as for passes; a case's memory map as
+data (checker/evidence/memory_map.py), never the picture."""
 from __future__ import annotations
 
 from checker.diagnosis.model import NO_HINT, Diagnosis
@@ -56,7 +57,7 @@ def _case_entry(c: CaseResult) -> dict:
     return {"part": c.part, "backend": c.backend, "case": c.case, "dims": c.dims, "dtype": c.dtype,
             "verdict": c.status, "error": error.get("message", ""), "error_detail": detail,
             "outputs": [_output_entry(o, c) for o in c.outputs], "hints": hints,
-            "mutated_inputs": list(c.mutated)}
+            "mutated_inputs": list(c.mutated), **({"memory_map": c.memory_map} if c.memory_map else {})}
 
 
 def _output_entry(o: OutputResult, c: CaseResult) -> dict:

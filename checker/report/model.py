@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from checker.diagnosis.model import NO_HINT, Diagnosis, from_json
 
 OK, BAD = "✅", "❌"
+# what makes a failure one of addresses or ownership, whose memory map the report opens: an error
+# of these kinds, or a shown diagnosis naming (or asking about) one of these causes
+MEMORY_ERRORS = ("out_of_bounds", "race", "lock")
+MEMORY_CAUSES = frozenset({"mask", "address", "atomic", "loop"})
 
 
 @dataclass
@@ -68,6 +72,9 @@ class CaseResult:
     # output label -> whether its diagnosis is shown, and the notes that stand for those left out
     decided_shown: dict[str, bool] | None = None
     notes: dict[str, str] = field(default_factory=dict)
+    # which program touched which element, from the interpreter's trace (checker/evidence/memory_map.py),
+    # with the reference solution's beside it ("reference"); only the cases that carry one
+    memory_map: dict | None = None
 
     @classmethod
     def from_event(cls, r: dict) -> "CaseResult":
@@ -77,7 +84,7 @@ class CaseResult:
                    diagnoses=[from_json(h) for h in r.get("hints", [])], error=r.get("error"),
                    mutated=list(r.get("mutated", [])), title=r.get("title") or r["case"], label=r.get("label"),
                    decided_shown=dict(r["decided"]["shown"]) if "decided" in r else None,
-                   notes=dict(r.get("decided", {}).get("notes", {})))
+                   notes=dict(r.get("decided", {}).get("notes", {})), memory_map=r.get("memory_map"))
 
     def shows(self, o: OutputResult) -> bool:
         """Whether the report shows this failing output's diagnosis (as decided once)."""
@@ -94,6 +101,18 @@ class CaseResult:
         found = [self.error_diagnosis] if self.error_diagnosis else []
         found += [d for d in self.diagnoses if d]
         return found + [o.diagnosis for o in self.outputs if self.shows(o)]
+
+    @property
+    def about_memory(self) -> bool:
+        """A failure of addresses or ownership (out of bounds, a race, elements never written, a
+        diagnosis of masks, addresses, atomics or loops): its memory map is worth opening."""
+        if self.status == "pass":
+            return False
+        if self.error and self.error.get("kind") in MEMORY_ERRORS:
+            return True
+        if any(o.n_unwritten for o in self.outputs if not o.ok):
+            return True
+        return any(d.cause in MEMORY_CAUSES or MEMORY_CAUSES & set(d.candidates) for d in self.shown)
 
     @property
     def explanation(self) -> Diagnosis:
@@ -212,6 +231,22 @@ class Report:
             found += [Shown("output", case.part, case.backend, case.case, o.diagnosis, o.label)
                       for o in case.outputs if case.shows(o)]
         return found + [Shown("summary", part, backend, "", d) for part, backend, d in self.summaries]
+
+    def memory_map(self) -> tuple[CaseResult | None, dict | None, str]:
+        """The case whose memory map the report shows, the map, and where there is none, why ('' where
+        none is owed). The case the learner asked to see, else the first failure. The interpreter's
+        section comes first and maps its own first failure; a first failure on a GPU (which records
+        no accesses) is one the interpreter passed or does not run, and the sentence says which."""
+        cases = self.cases
+        asked = next((c for c in cases if c.memory_map and c.memory_map.get("asked")), None)
+        if asked is not None:
+            return asked, asked.memory_map, ""
+        first = next((c for c in cases if c.status != "pass"), None)
+        if first is None or first.memory_map or not first.backend.startswith("GPU"):
+            return first, first.memory_map if first else None, ""
+        ran = any((c.part, c.case) == (first.part, first.case) and not c.backend.startswith("GPU") for c in cases)
+        why = "the interpreter passed this case" if ran else "the interpreter does not run this case"
+        return first, None, f"No memory map: a GPU records no accesses, and {why}."
 
     def __repr__(self) -> str:
         return self.text

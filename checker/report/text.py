@@ -2,6 +2,7 @@
 case, details only for what failed, a summary per part and backend, and the overall verdict."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from checker.diagnosis.model import Diagnosis
@@ -66,6 +67,31 @@ def _error_lines(error: dict, verbose: bool, depth: int = 2) -> list[str]:
     return lines
 
 
+class EarlyMap:
+    """The PNG of a case's memory map, drawn in a thread as soon as its result comes: the drawing
+    (and matplotlib's import, the first time) overlaps the cases and experiments still running,
+    instead of adding to the check's end."""
+
+    def __init__(self, event: dict) -> None:
+        import threading
+        self.drawn = event["memory_map"]
+        self.heading = CaseResult.from_event(event).heading
+        self.picture: bytes | None = None
+        self.thread = threading.Thread(target=self._draw, name="checker-memory-map", daemon=True)
+        self.thread.start()
+
+    def _draw(self) -> None:
+        from checker.report import map_figure
+        try:
+            self.picture = map_figure.png(self.drawn, self.heading, captions=True)
+        except Exception:  # noqa: BLE001 - drawn again where it is needed, where the error is said
+            self.picture = None
+
+    def png(self) -> bytes | None:
+        self.thread.join()
+        return self.picture
+
+
 class ReportWriter:
     """Feed it events; it prints as it goes (so a slow case shows progress) and tallies verdicts."""
 
@@ -90,6 +116,8 @@ class ReportWriter:
         self.backends_run: set[str] = set()  # "interpreter", "gpu": which backends said hello
         self.only_documented = False         # a check of the documented case alone skips the rest by design
         self.faults: list[dict] = []         # a stub, cells that do not run, a hang, a crash: the lines said
+        self.map_folder: Path | None = None  # where the memory map's PNG goes (None: no file is written)
+        self.early_map: EarlyMap | None = None  # the first mapped case's PNG, drawn while the check goes on
 
     def say(self, text: str = "") -> None:
         self.lines.append(text)
@@ -161,6 +189,8 @@ class ReportWriter:
             self.say(f"── {part.title}: {' + '.join(part.kernels)} ──")
             self.tally(part.name)
         elif kind == "case_result":
+            if self.map_folder is not None and self.early_map is None and event.get("memory_map"):
+                self.early_map = EarlyMap(event)
             self.case_result(event)
         elif kind == "experiment":
             self.experiment(event)
@@ -307,7 +337,33 @@ class ReportWriter:
         for hint in self.builder.part_end(part, self.backend, self.tally(part).results):
             self.say(f"{INDENT}hint: {hint.text}")
 
+    def memory_map_file(self) -> None:
+        """The memory map of the first failure (or of the case asked for), as a PNG in the map
+        folder, named in a line; the line that says why there is none, on a GPU."""
+        results = [r for tally in self.tallies.values() for r in tally.results]
+        case, drawn, why_none = Report(False, "", results).memory_map()
+        if case is None or self.map_folder is None:
+            return
+        from checker.report import map_figure
+        if drawn is None or not map_figure.worth_drawing(drawn):
+            if why_none:
+                self.say(why_none)
+            return
+        path = self.map_folder / f"{self.puzzle.key}_{case.part}.png"
+        early = self.early_map
+        try:
+            picture = early.png() if early is not None and early.drawn is drawn else None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(picture or map_figure.png(drawn, case.heading, captions=True))
+        except Exception as err:  # noqa: BLE001 - a picture that cannot be drawn or written must not stop the report
+            self.say(f"The memory map could not be drawn ({type(err).__name__}: {err}).")
+            return
+        shown = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+        self.say(f"Memory map of {case.heading} (which program wrote each element, beside the reference "
+                 f"solution's): {shown}")
+
     def finish(self, parts: list[str]) -> Report:
+        self.memory_map_file()
         self.say()
         everything_ok = True
         for part in [] if self.usage_error else parts:

@@ -49,6 +49,8 @@ class Request:
     experiments: bool = False    # run experiments on a failing part's cases (checker/experiment.py)
     interpreter_too: bool = False  # a GPU request beside the interpreter's: experiments on GPU-only cases alone
     timeout_why: str = ""        # where the limit comes from, for the report (checker/run/hang_limits.py)
+    maps: bool = False           # the first failing case of each part carries its memory map (checker/case.py)
+    map_case: str = ""           # instead: this case (its name) carries one, failing or not
     # the pool's generation when the check asked for it: an interrupt since then (kill_busy_workers)
     # stopped that check, and a thread of it that asks for a worker only now gets none
     generation: int = field(default_factory=lambda: POOL.generation)
@@ -59,7 +61,8 @@ class Request:
                            "only_documented": self.only_documented, "bench": self.bench, "profile": self.profile,
                            "shard": self.shard, "shards": self.shards, "threads": self.threads,
                            "first_failure": self.first_failure,
-                           "experiments": self.experiments, "interpreter_too": self.interpreter_too})
+                           "experiments": self.experiments, "interpreter_too": self.interpreter_too,
+                           "maps": self.maps, "map_case": self.map_case})
 
 
 def _child_env() -> dict:

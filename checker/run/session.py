@@ -7,6 +7,7 @@ import json
 import os
 import queue
 import threading
+from pathlib import Path
 from typing import Callable, Iterator
 
 from checker.report.model import Report
@@ -16,7 +17,7 @@ from checker.run.hang_limits import why as limit_why
 from checker.run.runner import DEFAULT_TIMEOUT, Request, cores, gpu_workers, run_backend
 from checker.source import KernelSource, broken_chunks, static_problems
 from checker.puzzle.model import Puzzle
-from checker.run.worker import selected_cases
+from checker.run.worker import names_case, selected_cases
 
 BACKENDS = ("auto", "interpreter", "gpu")
 
@@ -33,7 +34,8 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
               timeout: float | None = None, seed: int = 0, sanitize: bool = True, verbose: bool = False,
               only_documented: bool = False, write: Callable[[str], None] = print, in_process: bool = False,
               timeout_advice: str = "--timeout SECONDS", shards: int | None = None,
-              first_failure: bool = False, sharing: int = 1, experiments: bool | None = None) -> Report:
+              first_failure: bool = False, sharing: int = 1, experiments: bool | None = None,
+              maps: bool = False, map_case: str = "", map_folder: Path | None = None) -> Report:
     """backend 'auto': the interpreter always, and the GPU too when the worker finds CUDA.
 
     in_process: run the worker in this process (tests: torch is imported once for many checks;
@@ -47,11 +49,21 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
     sharing: checks running side by side with this one (--all), whose workers share the cores.
     experiments: run a failing part's experiments (checker/experiment.py: its smallest failing case
     and the nearest that pass); None: the default, all but where first_failure.
+    maps: each part's first failing case carries its memory map (who touched which element, beside
+    the reference solution's launch: checker/evidence/memory_map.py); map_case: instead, this case
+    does, failing or not. Only the interpreter with its checks on traces accesses. map_folder: the
+    text report draws that map there as a PNG and names it (None: no file).
     """
     if experiments is None:
         experiments = not first_failure
     writer = ReportWriter(puzzle, write, verbose, timeout_advice)
     writer.only_documented = only_documented
+    writer.map_folder = map_folder
+    if map_case and not any(names_case(map_case, c, part) for c in puzzle.cases() for part in parts):
+        writer.usage_error = (f"no case {map_case!r} to map in {puzzle.key}; name one as the report does, e.g. "
+                              f"{', '.join(repr(c.name.split(':')[0]) for c in puzzle.cases()[:3])}")
+        writer.say(f"❌ {writer.usage_error}")
+        return writer.finish(parts)
     writer.title(source.origin, parts)
     runnable = []
     problems = {part: static_problems(source, puzzle.part(part).kernels) for part in parts}
@@ -85,7 +97,8 @@ def run_check(puzzle: Puzzle, parts: list[str], source: KernelSource, *, backend
         return Request(puzzle.key, chosen, source, kind, limit, seed, sanitize, only_documented,
                        shard=shard, shards=of, threads=threads, first_failure=first_failure,
                        timeout_why="" if timeout is not None else limit_why(puzzle.key, kind),
-                       experiments=experiments, interpreter_too=kind == "gpu" and backend == "auto")
+                       experiments=experiments, interpreter_too=kind == "gpu" and backend == "auto",
+                       maps=maps, map_case=map_case)
 
     def interpreter() -> Iterator[dict]:
         if shards == 1:

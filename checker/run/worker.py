@@ -118,6 +118,22 @@ def run(request: dict, channel) -> None:
             sanitizer.disable()
 
 
+def names_case(named: str, case, part: str) -> bool:
+    """Whether a learner's words name this case: its name or title as the report gives it, the
+    name's first words ("N=33" of "N=33: N not a power of two"), or its sizes."""
+    return named.strip() in (case.name, case.title(part), case.name.split(":")[0], case.dims)
+
+
+def _map_wanted(request: dict, case, part, mapped: bool) -> str:
+    """Whether this case's result carries its memory map: the case the learner named (whatever its
+    verdict), else the part's first failing case, where maps are asked for."""
+    from checker.case import MAP_ALWAYS, MAP_IF_FAILING, MAP_NONE
+    named = request.get("map_case", "")
+    if named:
+        return MAP_ALWAYS if names_case(named, case, part.name) else MAP_NONE
+    return MAP_IF_FAILING if request.get("maps") and not mapped else MAP_NONE
+
+
 def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     from checker.case import error_event, run_case
     try:
@@ -158,11 +174,16 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     for part_name in request["parts"]:
         part = puzzle.part(part_name)
         channel.send("part_start", part=part.name)
-        failing, began = [], time.perf_counter()
+        failing, mapped, began = [], False, time.perf_counter()
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
             result = run_case(puzzle, part, case, kernels, source, device, seed,
-                              on_launch=lambda: channel.send("launch", part=part.name, case=case.name))
+                              on_launch=lambda: channel.send("launch", part=part.name, case=case.name),
+                              map_case=_map_wanted(request, case, part, mapped))
+            if "memory_map" in result:
+                mapped = True
+                result["memory_map"]["reference"] = _reference_map(puzzle, part, case, device, seed)
+                result["memory_map"]["asked"] = bool(request.get("map_case"))
             channel.send("case_result", part=part.name, **result)
             if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
                 channel.send("stopped", reason=result["error"]["message"])
@@ -207,6 +228,22 @@ def _experiment(puzzle, part, failing, kernels, source, device, seed, budget, ch
     found = run_experiment(puzzle, part.name, failing, run, fair, budget, written)
     if found is not None:
         channel.send("experiment", **found)
+
+
+_REFERENCE_MAPS: dict[tuple, dict | None] = {}   # (puzzle, part, case, seed) -> the reference launch's map
+
+
+def _reference_map(puzzle, part, case, device, seed) -> dict | None:
+    """The memory map of the reference solution's launch on the same case ("who should have written
+    what"), traced as the learner's was; None without the reference solution (a student edition)."""
+    from checker.case import MAP_ALWAYS, run_case
+    key = (puzzle.key, part.name, case.name, seed)
+    if key not in _REFERENCE_MAPS:
+        solution = _solution(puzzle)
+        _REFERENCE_MAPS[key] = None if solution is None else run_case(
+            puzzle, part, case, solution[0], solution[1], device, seed, diagnose=False,
+            map_case=MAP_ALWAYS).get("memory_map")
+    return _REFERENCE_MAPS[key]
 
 
 def _solution(puzzle):
