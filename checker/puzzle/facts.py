@@ -149,7 +149,7 @@ def where_it_runs(puzzle: Puzzle) -> str:
     gpu = [c for c in cases if c.gpu_only]
     text = f"The interpreter runs {len(here)} cases, {_dtypes_phrase(here)}."
     if gpu:
-        sizes = puzzle.sizes or (lambda c: c.sizes)
+        sizes = puzzle.sizes_of or (lambda c: c.sizes)
         larger = []
         for size in dict.fromkeys(n for c in cases for n in sizes(c)):
             top_here = max((sizes(c).get(size, 0) for c in here), default=0)
