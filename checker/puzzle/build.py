@@ -185,8 +185,12 @@ class DeclaredPuzzle:
         if decl.inputs and not plain:  # the case's own inputs, named as the case names them
             name += f" ({decl.name})" if decl.name else " (its own inputs)"
         name = name if dtype == "float32" else f"{dtype} {name}"
+        # the tags a case declares name what its inputs or its own settings make it ("causal", "cancellation"):
+        # they go with the inputs, and with a setting of its own that the change takes away
+        own_setting = any(k in decl.values and k not in sizes and decl.values[k] != v for k, v in change.items())
         derived = dataclasses.replace(decl, values=values, name=name, documented=False, dtype=dtype, gpu_only=False,
-                                      inputs={} if plain else decl.inputs, tags=() if plain else decl.tags, shape="")
+                                      inputs={} if plain else decl.inputs,
+                                      tags=() if plain or own_setting else decl.tags, shape="")
         [built] = self._build_cases([derived])  # registers its recipe and its seed under its name
         return built
 
