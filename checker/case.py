@@ -15,6 +15,7 @@ from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.variants import refuted
 from checker.diagnosis import literals
+from checker.diagnosis.written_numbers import with_written_number
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
@@ -44,15 +45,17 @@ def in_learner_lines(d: Diagnosis, source: KernelSource) -> Diagnosis:
                                  line=source.learner_line(span.line), code=span.code))
 
 
-def error_event(exc: BaseException, source: KernelSource) -> dict:
+def error_event(exc: BaseException, source: KernelSource, written: dict | None = None) -> dict:
     """What stopped the kernels, as the report reads it. A fault the instruments saw (an access out
     of bounds, a race, a lock) names its line in its diagnosis only: its place and code are filled
-    from there, so that the report, the JSON and a later case's "the same" line all have them."""
+    from there, so that the report, the JSON and a later case's "the same" line all have them.
+    written: the numbers the learner's kernels write that the solution's do not (a fault on such a
+    number asks about a size written in too: checker/diagnosis/written_numbers.py)."""
     error = describe(exc, source)
     span = error.diagnosis.where
     if span is not None and span.line and not error.where:
         error.where, error.code = source.describe_line(span.line), error.code or span.code
-    error.diagnosis = in_learner_lines(error.diagnosis, source)
+    error.diagnosis = in_learner_lines(with_written_number(error.diagnosis, written or {}, source.text), source)
     return error.to_json()
 
 
@@ -228,9 +231,15 @@ def _pointer_names(name: str) -> list[str]:
     return [name, f"{name}_ptr", f"{name}ptr"]
 
 
-def _address_hints(memory: MemoryEvidence | None, source: KernelSource) -> list[dict]:
+def _written(puzzle: Puzzle, part: Part, source: KernelSource) -> dict:
+    """The numbers the learner's kernels of this part write and the solution's do not."""
+    return literals.foreign_integers(source.text, list(part.kernels), puzzle.solution)
+
+
+def _address_hints(memory: MemoryEvidence | None, source: KernelSource, written: dict) -> list[dict]:
     """Address evidence from the sanitizer for a case whose results are wrong."""
-    return [] if memory is None else [in_learner_lines(d, source).to_json() for d in seen_in_addresses(memory)]
+    return [] if memory is None else [in_learner_lines(with_written_number(d, written, source.text), source).to_json()
+                                      for d in seen_in_addresses(memory)]
 
 
 MAP_NONE, MAP_IF_FAILING, MAP_ALWAYS = "", "failing", "always"   # run_case's map_case
@@ -342,7 +351,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     except BaseException as exc:  # learner code: any exception is a verdict, not a crash
         if isinstance(exc, KeyboardInterrupt):
             raise
-        error = error_event(exc, source)
+        error = error_event(exc, source, _written(puzzle, part, source) if diagnose else None)
         fatal = device == "cuda" and error["kind"] == "gpu_fault"
         facts = literals.source_facts(puzzle, part, case, source.text, compared=False) if diagnose else {}
         drawn = {"memory_map": _memory_map(launches, part, inputs, outputs, exc)} if launches is not None else {}
@@ -388,7 +397,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     if device == "cuda" and part.repeat > 1 and all(c["ok"] for c in comparisons):
         comparisons += _reproducibility(part, kernels, inputs, case, produced)
     ok = all(c["ok"] for c in comparisons) and not mutated
-    hints = _address_hints(memory, source) if not ok and diagnose else []
+    hints = _address_hints(memory, source, _written(puzzle, part, source)) if not ok and diagnose else []
     if mutated:
         hints.append(certain(f"the kernel changed its inputs: {', '.join(mutated)}. Inputs are read-only (the "
                              f"caller still needs them: a backward reads what the forward read); write only to the "

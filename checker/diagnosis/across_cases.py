@@ -42,8 +42,10 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], finding: Fin
     if not failing:
         return []
     shown = _patterns(puzzle, results, failing, passing, finding) if passing and finding else []
-    written = [d for d in (written_number_passes(finding), number_written_in([r for _, r in failing]),
-                           narrowed([r for _, r in failing])) if d][:2]
+    # the experiment's pair at a number the kernel writes, else the number that equals a documented size
+    passes_at = written_number_passes(finding)
+    written = [d for d in (passes_at or number_written_in([r for _, r in failing]),
+                           narrowed([r for _, r in failing])) if d]
     if not shown:
         # every case fails but the trivial ones (and a few with special inputs), and no case the
         # experiment made one change away passes: no kind of case explains it, the arithmetic may

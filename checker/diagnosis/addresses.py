@@ -36,9 +36,12 @@ from checker.evidence.lanes import Layout, Pid, Site, lane_steps, program_steps
 from checker.evidence.model import MemoryEvidence, Place
 
 
-def _found(code: str, text: str, cls: str = "", asked: tuple[str, ...] = ()) -> Diagnosis:
-    """One finding: the run proves a cause class (lanes and strides), or several fit and it asks."""
-    return Diagnosis(text, cls, tuple(asked), code=code, strength=Strength.PROOF if cls else Strength.FIT)
+def _found(code: str, text: str, cls: str = "", asked: tuple[str, ...] = (), **data) -> Diagnosis:
+    """One finding: the run proves a cause class (lanes and strides), or several fit and it asks.
+    data: the number it rests on (a step, a mask's bound), for a reader that knows the kernel's text
+    (checker/diagnosis/written_numbers.py)."""
+    return Diagnosis(text, cls, tuple(asked), code=code, strength=Strength.PROOF if cls else Strength.FIT,
+                     data=data)
 
 
 def _elements(n: int, scalars: Optional[dict[str, int]] = None) -> str:
@@ -91,13 +94,14 @@ def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple
                 f"The addresses themselves are wrong: {which} are {_elements(step)} apart, {layout.itemsize} "
                 f"times {_label(layout)}'s stride of {meant}: the offsets count bytes. In Triton, ptr + i moves by i "
                 f"elements whatever their size, so drop the factor {layout.itemsize} (no element_size()).",
-                "address")
+                "address", factor=layout.itemsize)
         if len(big) == 1:
             expected = layout.strides[big[0]]
             want = "1 apart" if expected == 1 else f"{expected} apart"
             return _found("addr.step",
                 f"The addresses themselves are wrong: {which} are {_elements(step, scalars)} "
-                f"apart, but {_label(layout)}'s elements are {want} ({_layout_text(layout)}).", "address")
+                f"apart, but {_label(layout)}'s elements are {want} ({_layout_text(layout)}).", "address",
+                step=abs(step))
         rows_apart = layout.row_stride()
         expected = rows_apart if axis == 0 and len(block) > 1 and rows_apart is not None else None
         hint = f" Row i of {_label(layout)} starts at i * {expected}{name_of(expected, scalars)}." if expected else ""
@@ -107,9 +111,9 @@ def _step_finding(layout: Layout, steps: tuple[Optional[int], ...], block: tuple
             # a step that is no argument of the kernel was written into it
             return _found("addr.step_hardcoded",
                           text + f" {abs(step)} is none of the sizes the kernel was given: is it hard-coded?", "",
-                          ("address", "hardcoded"))
+                          ("address", "hardcoded"), step=abs(step))
         return _found("addr.step",
-                      text, "address")
+                      text, "address", step=abs(step))
     return None
 
 
@@ -398,13 +402,13 @@ def _hard_coded_bound(layout: Layout, offsets: np.ndarray, active: np.ndarray, s
             size = next(k for k, v in scalars.items() if v == bound - 1)
             return _found("addr.mask_le",
                           f"The mask lets lanes through up to index {bound - 1} = {size}: one past the last valid "
-                          f"index. Written with `<=` where `<` belongs (index < {size})?", "mask")
+                          f"index. Written with `<=` where `<` belongs (index < {size})?", "mask", bound=bound)
         if bound not in scalars.values():
             return _found("addr.mask_hardcoded",
                           f"The mask lets lanes through up to index {bound - 1} along this block's "
                           f"{'rows' if offsets.ndim > 1 and axis == 0 else 'lanes'}, a bound of {bound}, and {bound} is "
                           f"none of the sizes the kernel was given: is the mask's bound hard-coded? It must compare "
-                          f"with this tensor's size.", "", ("mask", "hardcoded"))
+                          f"with this tensor's size.", "", ("mask", "hardcoded"), bound=bound)
     return None
 
 
@@ -477,7 +481,8 @@ def _whole_block_through(layout: Layout, offsets: np.ndarray, steps: tuple[Optio
     also = f", or compared with the block's size ({blocks[0]}) instead of {sizes[0]}" if blocks else ""
     return _found("addr.mask_le_or_block" if blocks else "addr.mask_le",
                   f"The mask let every lane of this block through, up to index {last} = {sizes[0]}: one past the "
-                  f"last valid index. Written with `<=` where `<` belongs (index < {sizes[0]}){also}?", "mask")
+                  f"last valid index. Written with `<=` where `<` belongs (index < {sizes[0]}){also}?", "mask",
+                  bound_at_least=last + 1)
 
 
 def _shifted_block_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray,

@@ -191,7 +191,7 @@ def _out_of_bounds(fault: Fault) -> Diagnosis:
           if "mask" in (finding.cause, *finding.candidates) and finding.code not in _FINDINGS_WITH_THEIR_FIX else []),
     ])
     return _proof(message, fault, "fault.oob", finding.cause, finding.candidates, finding=finding.code,
-                  offsets=[int(o) for o in offsets])
+                  offsets=[int(o) for o in offsets], **finding.data)
 
 
 def _element_text(layout, contiguous: bool, offset: int) -> str:

@@ -1,0 +1,51 @@
+"""A finding about a number, beside the same number written into the learner's kernel.
+
+The addresses and the sanitizer name a mask or an address where a step or a mask's bound is wrong
+(rows 5 apart where the row has 8 elements; a mask that lets lanes through up to index 9). Where
+that number is one the learner's kernel writes and the reference solution's kernel of the same name
+does not (checker/diagnosis/literals.py), the same evidence fits a size written into the kernel as
+well: the fix is the argument, not another mask or stride. The finding then asks about both, and
+says which line writes the number. Pure Python on the worker's diagnoses.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+from checker.diagnosis.model import Diagnosis
+
+NAMED = ("mask", "address")   # the causes a number in the kernel may stand behind
+
+
+def _number(d: Diagnosis, written: Mapping[int, list], lines: list[str]) -> tuple[int, tuple] | None:
+    """The number the finding rests on that the kernel writes, and where: a step or a bound equal to
+    it, or, where the finding only knows the bound is past the block (every lane let through), a
+    larger number written in a comparison."""
+    for key in ("step", "bound"):
+        value = d.data.get(key)
+        if isinstance(value, int) and value in written:
+            return value, written[value][0]
+    least = d.data.get("bound_at_least")
+    if isinstance(least, int):
+        for value in sorted(v for v in written if v >= least):
+            for kernel, line in written[value]:
+                text = lines[line - 1] if 0 < line <= len(lines) else ""
+                if "<" in text or ">" in text:
+                    return value, (kernel, line)
+    return None
+
+
+def with_written_number(d: Diagnosis, written: Mapping[int, list], text: str) -> Diagnosis:
+    """The diagnosis, asking about a size written in too where its number is one the kernel writes."""
+    if not written or not d or d.cause not in NAMED:
+        return d
+    found = _number(d, written, text.split("\n"))
+    if found is None:
+        return d
+    value, (kernel, line) = found
+    said = (f" Line {line} of `{kernel}` writes the number {value}, which the reference solution's kernel does "
+            f"not: is a size written into the kernel there (the documented case's, say)? Then the fix is the "
+            f"argument the kernel receives, not another {'mask' if d.cause == 'mask' else 'stride or offset'}.")
+    joined = "\n" + said.lstrip() if "\n" in d.observed else said
+    return replace(d, observed=d.observed + joined, cause="", candidates=(d.cause, "hardcoded"),
+                   data={**d.data, "written": value, "line": line})
