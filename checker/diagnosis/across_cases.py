@@ -62,6 +62,9 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], finding: Fin
     return shown + written
 
 
+PER_SIZE = ("tail", "wide", "non_pow2")  # the generic patterns' kinds, each also tagged per size
+
+
 def _contradicts_everywhere(finding: Finding | None) -> bool:
     """The experiment found a case one change from the smallest failing one that passes, and is not
     trivial: a slip in the arithmetic would break it too."""
@@ -92,7 +95,9 @@ def _patterns(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, p
     passing cases share, and NaN exactly where a size fits in one block."""
     found = []
     for pattern in puzzle.summary_patterns:
-        if not arbitrate.keeps_pattern(pattern, [r for _, r in failing]) or not finding.confirms(pattern.selects):
+        per_size = pattern.diagnosis.code.removeprefix("cases.")  # the generic kinds are per size: tail_M, wide_N
+        shown = finding.confirms(pattern.selects) or per_size in PER_SIZE and finding.confirms_tag(per_size)
+        if not arbitrate.keeps_pattern(pattern, [r for _, r in failing]) or not shown:
             continue
         selected = [case for case, _ in results if pattern.selects(case)]
         covers = len(failing) >= pattern.coverage * len(selected)  # 3 wide rows failing is not "every H != 8"

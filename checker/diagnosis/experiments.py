@@ -51,6 +51,13 @@ class Finding:
         except (KeyError, TypeError, AttributeError):
             return False
 
+    def confirms_tag(self, tag: str) -> bool:
+        """A pair shows a kind of case decides the verdict where the kind is per size ("tail": some
+        size's last block partly filled): the size the pair changes has the kind in the failing case
+        (tail_M) and not in the passing one. (The other sizes, unchanged, may have it in both.)"""
+        return any(f"{tag}_{n.prop}" in self.smallest.tags and f"{tag}_{n.prop}" not in n.case.tags
+                   for n in self.passing)
+
     def neighbour(self, prop: str) -> Neighbour | None:
         return next((n for n in self.passing if n.prop == prop), None)
 
