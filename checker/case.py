@@ -15,7 +15,7 @@ from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.variants import refuted
 from checker.diagnosis import literals
-from checker.diagnosis.written_numbers import with_written_number
+from checker.diagnosis.written_numbers import beside_documented_sizes, with_written_number
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
@@ -412,6 +412,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
     if not ok and diagnose:
         result.update(literals.source_facts(puzzle, part, case, source.text))
+        comparisons = [beside_documented_sizes(c, result.get("literals") or []) for c in comparisons]
     if launches is not None and (map_case == MAP_ALWAYS or not ok):
         result["memory_map"] = _memory_map(launches, part, inputs, outputs, None)
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,

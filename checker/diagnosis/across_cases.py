@@ -43,9 +43,11 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], finding: Fin
         return []
     shown = _patterns(puzzle, results, failing, passing, finding) if passing and finding else []
     # the experiment's pair at a number the kernel writes, else the number that equals a documented size
+    # (a documented size merely equal to a number in the kernel is a coincidence as often as not: said
+    # only where no experiment ran, which would have tried the size at that number)
     passes_at = written_number_passes(finding)
-    written = [d for d in (passes_at or number_written_in([r for _, r in failing]),
-                           narrowed([r for _, r in failing])) if d]
+    documented_size = number_written_in([r for _, r in failing]) if finding is None else None
+    written = [d for d in (passes_at or documented_size, narrowed([r for _, r in failing])) if d]
     if not shown:
         # every case fails but the trivial ones (and a few with special inputs), and no case the
         # experiment made one change away passes: no kind of case explains it, the arithmetic may

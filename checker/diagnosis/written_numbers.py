@@ -49,3 +49,18 @@ def with_written_number(d: Diagnosis, written: Mapping[int, list], text: str) ->
     joined = "\n" + said.lstrip() if "\n" in d.observed else said
     return replace(d, observed=d.observed + joined, cause="", candidates=(d.cause, "hardcoded"),
                    data={**d.data, "written": value, "line": line})
+
+
+def beside_documented_sizes(entry: dict, found: list[dict]) -> dict:
+    """An output's diagnosis (its JSON) that names or asks about a mask, an address or a loop, in a case
+    whose kernels write a documented case's size as a number where this case's size differs
+    (checker/diagnosis/literals.py's `literals`): the same wrong values come from that number, so it
+    asks about both and names the line. Anything else is returned as it is."""
+    named = [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
+    if not found or entry.get("ok", False) or not set(named) & {*NAMED, "loop"} or "hardcoded" in named:
+        return entry
+    first = found[0]
+    means = " or ".join(first["means"])
+    said = (f" Line {first['line']} of `{first['kernel']}` writes {first['value']}, the documented case's {means}, "
+            f"and this case's {means} is another: is it written into the kernel where the argument belongs?")
+    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": [*named, "hardcoded"]}
