@@ -221,8 +221,14 @@ def sweep_sentences(data: dict) -> str:
     if target is not None:
         parts = [f"{ROLES[role]} {_speed(target, role):.2f}" for role in ROLES if _speed(target, role) is not None]
         tutorial = _column(target, "tutorial", "a")
-        said = (f"the tutorial {_column(target, 'cudnn', 'a')['ms'] / tutorial['ms']:.2f} (float16)"
-                if _timed(tutorial) else f"the tutorial not timed ({tutorial['error'] if tutorial else 'absent'})")
+        if _timed(tutorial):
+            said = f"the tutorial {_column(target, 'cudnn', 'a')['ms'] / tutorial['ms']:.2f} (float16)"
+        elif tutorial and tutorial.get("ms") and not tutorial.get("error"):
+            # timed, but its gradients are not PyTorch's: its time is no standing beside the others
+            said = (f"the tutorial {_column(target, 'cudnn', 'a')['ms'] / tutorial['ms']:.2f} (float16) with "
+                    f"gradients that differ from PyTorch's by {tutorial['err']:.2g} of their norm")
+        else:
+            said = f"the tutorial not timed ({tutorial['error'] if tutorial and tutorial.get('error') else 'absent'})"
         words.append(f"At {TARGET_SIZE}, of cuDNN's speed: " + ", ".join(parts) + f"; {said}.")
     for role in ("per-head-dim", "best any"):
         speeds = [(s, e["size"]) for e in sizes if (s := _speed(e, role)) is not None]

@@ -111,31 +111,34 @@ def tutorial_refusal(module, q, k, CAUSAL: bool) -> str:
         return "it takes L = S, a multiple of 128, and D a power of two from 16 to 256"
     if not CAUSAL and "CAUSAL" not in getattr(getattr(module, "_attn_bwd", None), "arg_names", ()):
         return "this version's backward kernel takes no CAUSAL: it masks every backward as causal"
+    B, H = q.shape[0], q.shape[1]
     try:
-        error = tutorial_error(module, D, CAUSAL)
+        error = tutorial_error(module, D, CAUSAL, B, H)
     except Exception as failure:  # noqa: BLE001  (a tutorial that fails here fails the column, not the benchmark)
         return f"it failed at N = {TUTORIAL_CHECK_N} ({type(failure).__name__}: {str(failure).splitlines()[0][:120]})"
-    return f"its gradients differ from PyTorch's by {error:.1e} (relative) at N = {TUTORIAL_CHECK_N}" if error > 2e-2 else ""
+    return (f"its gradients differ from PyTorch's by {error:.1e} (relative) at B = {B}, H = {H}, N = {TUTORIAL_CHECK_N}"
+            if error > 2e-2 else "")
 
 
 _TUTORIAL_ERRORS: dict = {}  # (module, D, CAUSAL) -> tutorial_error's answer
 
 
-def tutorial_error(module, D: int, CAUSAL: bool) -> float:
+def tutorial_error(module, D: int, CAUSAL: bool, B: int = 1, H: int = 2) -> float:
     """The largest relative error (norm of the difference over the norm) of the tutorial's dq, dk, dv
-    against PyTorch's float32 attention, at B = 1, H = 2, N = TUTORIAL_CHECK_N: once per (D, CAUSAL)."""
+    against PyTorch's float32 attention, at the size's B and H and N = TUTORIAL_CHECK_N: once per
+    (D, CAUSAL, B, H). (Batches and heads are where a kernel's offsets can go wrong that one batch hides.)"""
     cache = _TUTORIAL_ERRORS
-    if (module, D, CAUSAL) not in cache:
+    if (module, D, CAUSAL, B, H) not in cache:
         import torch
         import torch.nn.functional as F
         generator = torch.Generator(device="cuda").manual_seed(0)
-        q, k, v, do = (torch.randn(1, 2, TUTORIAL_CHECK_N, D, device="cuda", generator=generator) for _ in range(4))
+        q, k, v, do = (torch.randn(B, H, TUTORIAL_CHECK_N, D, device="cuda", generator=generator) for _ in range(4))
         ours = tutorial_backward_of(module, q, k, v, do, CAUSAL)()
         leaves = [t.clone().requires_grad_() for t in (q, k, v)]
         o = F.scaled_dot_product_attention(*leaves, is_causal=CAUSAL)
         theirs = torch.autograd.grad(o, leaves, do)
-        cache[(module, D, CAUSAL)] = max(float((a.float() - b).norm() / b.norm()) for a, b in zip(ours, theirs))
-    return cache[(module, D, CAUSAL)]
+        cache[(module, D, CAUSAL, B, H)] = max(float((a.float() - b).norm() / b.norm()) for a, b in zip(ours, theirs))
+    return cache[(module, D, CAUSAL, B, H)]
 
 
 def tutorial_backward_of(module, q, k, v, do, CAUSAL: bool):
