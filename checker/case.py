@@ -13,6 +13,7 @@ from checker.poison import poison, poison_of, unwritten_mask
 from checker.diagnosis.model import NO_HINT, Diagnosis, Span, Strength, certain
 from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
+from checker.diagnosis.undefined_lanes import unfilled_loads
 from checker.diagnosis.variants import refuted
 from checker.diagnosis import literals
 from checker.diagnosis.addresses import seen_in_addresses
@@ -205,7 +206,8 @@ def _evidence(part: Part, memory: MemoryEvidence | None, source: KernelSource, i
     """What the launch did besides its values: what the sanitizer saw where it ran, else the text."""
     peaks = [float(v.detach().abs().max()) for v in inputs.values()
              if torch.is_tensor(v) and v.is_floating_point() and v.numel()]
-    evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)), input_peak=max(peaks, default=0.0))
+    evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)), input_peak=max(peaks, default=0.0),
+                        unfilled=unfilled_loads(source))
     evidence.kinds = _written_by_text(source, [o.name for o in part.outputs])
     if memory is not None:
         evidence.sanitized = True

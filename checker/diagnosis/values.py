@@ -20,6 +20,7 @@ from checker.tensors import unravel
 from checker.diagnosis.model import NO_HINT, Diagnosis, asking, certain, observed
 from checker.diagnosis.factors import ratio_hint, row_factor_hint, slice_hint
 from checker.diagnosis.operands import Operands, operand_hint
+from checker.diagnosis.undefined_lanes import lanes_reached, lanes_suspected
 from checker.diagnosis.variants import combine, known_bugs
 from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
 from checker.words import counted
@@ -37,13 +38,15 @@ class Evidence:
     an access outside a tensor would have been stopped. input_peak: how large this case's inputs are
     (NaN from inputs far from zero points at an overflow, not at a mask). unwritten: outputs of the
     part with elements still holding the fill after the run, and how many (a kernel that reads one
-    of them spreads its NaN, with or without the sanitizer watching)."""
+    of them spreads its NaN, with or without the sanitizer watching). unfilled: the kernels' loads
+    with a mask and no other=, by line (checker/diagnosis/undefined_lanes.py)."""
     kinds: dict[str, set[str]] | None = None
     uses_atomics: bool = False
     poison_read: dict[str, str] = field(default_factory=dict)
     sanitized: bool = False
     input_peak: float = 0.0    # the largest |value| among the case's floating-point inputs
     unwritten: dict[str, int] = field(default_factory=dict)
+    unfilled: list[tuple[str, str]] = field(default_factory=list)
 
     def atomics_on(self, name: str) -> bool | None:
         """Did the kernels add into this output with atomics? None if unknown."""
@@ -368,6 +371,9 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
                       f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
                       f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop", code="values.nonfinite")
+    suspected = lanes_suspected(elements, evidence.unfilled, getattr(puzzle, "solution", None))
+    if suspected:
+        return suspected
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
@@ -402,11 +408,14 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     operands: the case's hypotheses about its operands (checker/diagnosis/operands.py)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
+    undefined = lanes_reached(output.label, got, evidence.unfilled) if comparison.n_nonfinite else None
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
         return (_moved_hint(got, ref, scale, tol, reference.condition, unwritten=comparison.n_unwritten)
                 or _unwritten_hint(got, comparison, case))
+    if undefined:  # proof: the output holds what only masked-off lanes read
+        return undefined
     if not comparison.n_nonfinite:
         hint = _layout_hint(got, ref, scale, tol, reference.condition)
         if hint:

@@ -126,11 +126,12 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         return
 
     if backend == "interpreter":
-        from checker.interpreter import bf16
+        from checker.interpreter import bf16, undefined
         from checker.interpreter import frontend
         from checker.interpreter.compat import fix_interpreter
         fix_interpreter()
         bf16.enable()  # bf16 arithmetic as a GPU rounds it (the interpreter alone returns garbage)
+        undefined.enable()  # masked-off lanes of a load without other= read as poison, not zeros
         # what no GPU compiles fails here too, before the interpreter runs it
         frontend.enable()
     if backend == "interpreter" and request.get("sanitize", True):
