@@ -15,6 +15,7 @@ Pure Python, so the report can use it without torch.
 from __future__ import annotations
 
 from checker.diagnosis import arbitrate
+from checker.diagnosis.launch_assumed import launch_assumed
 from checker.diagnosis.model import Diagnosis, Strength, asking
 from checker.puzzle.model import Case, Puzzle
 
@@ -36,6 +37,18 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     passing = [case for case, r in results if r.get("status") == "pass"]
     if not failing:
         return []
+    launched = launch_assumed(results)
+    if launched:
+        # an experiment (one launch value flips the verdict), shown first; the kinds of cases that fail
+        # are read from the cases as declared, without their launches again
+        declared = [(case, r) for case, r in results if not case.variation_of]
+        failing = [(case, r) for case, r in declared if r.get("status") != "pass"]
+        passing = [case for case, r in declared if r.get("status") == "pass"]
+        return [launched] + (_summary_hints(puzzle, declared, failing, passing) if failing else [])
+    return _summary_hints(puzzle, results, failing, passing)
+
+
+def _summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, passing: list[Case]) -> list[Diagnosis]:
     shown = _patterns(puzzle, results, failing, passing) if passing else []
     written = [d for d in (number_written_in([r for _, r in failing]), narrowed([r for _, r in failing])) if d]
     if not shown:

@@ -160,7 +160,24 @@ class DeclaredPuzzle:
             built.append(Case(name=name, dtype=decl.dtype, gpu_only=decl.gpu_only, documented=decl.documented,
                               tags=frozenset(tags), params=params, sizes={} if decl.shape else sizes,
                               shape=decl.shape, titles=titles, labels=labels))
+            built += self._launched_again(decl, name)
         return built
+
+    def _launched_again(self, decl: CaseDecl, name: str) -> list[Case]:
+        """The case again with each other value of its launch parameters (case(launches=...)), on its
+        data (its seed), named after it: a pair that differs in that value alone."""
+        again = []
+        for param, values in decl.launches.items():
+            for value in values:
+                repeat = dataclasses.replace(decl, values={**decl.values, param: value}, documented=False,
+                                             name=f"{name}, launched with {param} = {value}", launches={},
+                                             seed=self._seed(name))
+                again += [dataclasses.replace(c, variation_of=name) for c in self._build_cases([repeat])]
+        return again
+
+    def _seed(self, name: str) -> int:
+        """A case's data seed: declared, or made from the puzzle's slug and the case's name."""
+        return self.seeds.get(name, zlib.crc32(f"{self.slug}/{name}".encode()))
 
     def sizes(self, case: Case) -> Mapping[str, int]:
         """The case's named sizes, also where it is shown by its shapes (Case.shape)."""
@@ -172,8 +189,7 @@ class DeclaredPuzzle:
 
     def make_inputs(self, case: Case, device: str, seed: int = 0) -> dict:
         import torch
-        base = self.seeds.get(case.name, zlib.crc32(f"{self.slug}/{case.name}".encode()))
-        gen = torch.Generator().manual_seed(base + seed)
+        gen = torch.Generator().manual_seed(self._seed(case.name) + seed)
         recipes = {**self.tensors, **self.overrides.get(case.name, {})}
         sizes = self.sizes(case)
         drawn: dict[str, Any] = {}

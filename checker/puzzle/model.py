@@ -51,6 +51,9 @@ class Case:
     # size with it (checker/puzzle/build.py). A part not listed: the name, as it is.
     titles: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    # the case this one repeats with another value of a launch parameter (case(launches=...)): the
+    # same sizes, data and parameters but that one
+    variation_of: str = ""
 
     @property
     def blocks(self) -> dict[str, int]:

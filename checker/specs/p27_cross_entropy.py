@@ -1,7 +1,7 @@
 """Puzzle 27: softmax cross-entropy, forward and backward in one kernel: an online logsumexp over
 vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
-from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, puzzle, randint,
-                            randn, scratch, sm_count, spread_rows, variant)
+from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, persistent, puzzle,
+                            randint, randn, scratch, spread_rows, variant)
 from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
                                                   digits_lost, padded_rows_counted, padded_zero, with_ignored)
 
@@ -20,17 +20,14 @@ PROGRAMS_PER_SM = 8
 WIDE = dict(BLOCK_V=32768)
 # 3 per SM: 0.838 against 2's 0.832 (2026-11-26) and 0.854 against 0.847 (2026-11-27), V = 128256
 WIDE_PROGRAMS_PER_SM = 3
-CPU_PROGRAMS = 3     # fewer than most cases' rows: a program must walk several
 
 
-def programs(logits, M: int, BLOCK_V: int) -> int:
+def programs(logits, M: int, BLOCK_V: int, PROGRAMS: int | None) -> int:
     """The grid: PROGRAMS_PER_SM per SM on a GPU (WIDE_PROGRAMS_PER_SM with WIDE's blocks; see the
-    kernel's docstring: rows in flight must fit in L2), CPU_PROGRAMS in the interpreter; never more
-    than the rows."""
-    if not logits.is_cuda:
-        return min(M, CPU_PROGRAMS)
+    kernel's docstring: rows in flight must fit in L2), 3 in the interpreter, or the case's PROGRAMS;
+    never more than the rows."""
     per_sm = WIDE_PROGRAMS_PER_SM if BLOCK_V >= WIDE["BLOCK_V"] else PROGRAMS_PER_SM
-    return min(M, per_sm * sm_count(logits))
+    return persistent(logits, M, per_sm, PROGRAMS)
 
 
 def warps(BLOCK_V: int) -> int:
@@ -47,7 +44,7 @@ def row_stride(V: int) -> int:
     return V
 
 
-def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V):
+def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V, PROGRAMS):
     import torch
     f32 = dict(like=logits, dtype=torch.float32)
     n_valid, loss_rows = scratch(1, **f32), scratch(M, **f32)
@@ -60,8 +57,9 @@ def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, B
         x[:, :V] = logits
         g = scratch((M, ROW_STRIDE), like=logits)
     k.ce_count_kernel[(1,)](target, n_valid, M, IGNORE, BLOCK_M=BLOCK_M)
-    k.ce_fwd_bwd_kernel[(programs(logits, M, BLOCK_V),)](x, target, dloss, n_valid, loss_rows, g, M, V, ROW_STRIDE,
-                                                         IGNORE, BLOCK_V=BLOCK_V, num_warps=warps(BLOCK_V), num_stages=1)
+    k.ce_fwd_bwd_kernel[(programs(logits, M, BLOCK_V, PROGRAMS),)](
+        x, target, dloss, n_valid, loss_rows, g, M, V, ROW_STRIDE, IGNORE, BLOCK_V=BLOCK_V, num_warps=warps(BLOCK_V),
+        num_stages=1)
     if g is not dlogits:
         dlogits.copy_(g[:, :V])
     loss.copy_(loss_rows.sum().reshape(1))  # M numbers, each already divided by n
@@ -133,7 +131,7 @@ PUZZLE = puzzle(
     parts=[part("step", "loss and dlogits, a few programs walking the rows", ["ce_count_kernel", "ce_fwd_bwd_kernel"],
                 outputs=[out("loss", dtype="float32", tolerance={"bfloat16": TOLERANCES["float32"]}), "dlogits"],
                 grads={"dlogits": "logits"}, upstream={"loss": "dloss"}, launch=launch)],
-    params={"BLOCK_V": 16, "BLOCK_M": next_pow2("M"), "ROW_STRIDE": row_stride},
+    params={"BLOCK_V": 16, "BLOCK_M": next_pow2("M"), "ROW_STRIDE": row_stride, "PROGRAMS": None},
     condition=digits_lost,
     variants=[variant("padded_zero", "fill", "the loss and dlogits match a row sum with one extra exp(0) = 1 per "
                       "padded lane of the last block: load the padded lanes with other=-float(\"inf\") (exp(-inf) = "
@@ -181,7 +179,9 @@ PUZZLE = puzzle(
                               "at logits_ptr + r * stride, and its gradient at dlogits_ptr + r * stride.",
                               lambda c: "strided" in c.tags, cause="address")],
     cases=[case(M=4, V=40, documented=True),
-           case(M=1, V=1), case(M=1, V=12), case("M=4, V=12: one partly filled block", M=4, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32), case(M=8, V=300, BLOCK_V=64),
+           case(M=1, V=1), case(M=1, V=12), case("M=4, V=12: one partly filled block", M=4, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32),
+           # 8 rows by 3 programs (the interpreter's), then by 2 and by 5: a kernel must read how many
+           case(M=8, V=300, BLOCK_V=64, launches={"PROGRAMS": (2, 5)}),
            case("confident rows (the target's logit = row max + 10)", M=4, V=50, tags=("confident",),
                 inputs=CONFIDENT_INPUTS),
            case("ignored rows (every 3rd target = -100)", M=20, V=24, tags=("ignored",),
