@@ -308,7 +308,9 @@ class DeclaredPuzzle:
                 scales[name] = float(call_by_name(output.scale, names))
         alternatives = {}
         for v in self.variants:
-            alternatives[v.name] = {k: t.detach().double() for k, t in call_by_name(v.compute, names).items()}
+            # to the CPU as each is made (the reference goes there anyway): a dozen known bugs' dW of a
+            # 128256-word vocabulary held on the GPU at once were 3 GiB of p28's check
+            alternatives[v.name] = {k: t.detach().double().cpu() for k, t in call_by_name(v.compute, names).items()}
         condition = float(call_by_name(self.condition_fn, names)) if self.condition_fn else 1.0
         return Reference(outputs={k: v.double() for k, v in outputs.items()}, scales=scales,
                          condition=condition, contributions=contributions, touched=touched,
@@ -432,7 +434,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
            condition: Callable[..., float] | None = None,
            formulas: Mapping[str, tuple[str, Callable[..., Any]]] | None = None,
            bench: BenchDecl | None = None, skill: str = "", chapter: str = "",
-           float64_on_cpu: bool = False) -> Puzzle:
+           float64_on_cpu: bool = False, gpu_memory: float = 0.0) -> Puzzle:
     """A Puzzle from its short declaration (see the module docstring).
 
     slug: "add_constant" (the files are pNN_<slug>); params: default case parameters, e.g.
@@ -445,6 +447,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
     fn by name (float64 inputs) -> the output's value; tests check each against autograd.
     float64_on_cpu: in a GPU check too, compute the float64 reference, variants and shares on the
     CPU (by default the GPU computes them, much faster, to the same digits but for the last ones).
+    gpu_memory: GiB the GPU check allocates at its peak, as measured (tests/gpu_memory.py), where it
+    is more than model.SMALL_GPU_CHECK; at most 14, so that it fits a learner's 16 GiB card.
     """
     full_slug = f"p{number:02d}_{slug}"
     declared = DeclaredPuzzle(number, full_slug, inputs, reference, parts, cases, constants or {}, params or {},
@@ -479,7 +483,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                     equations=tuple(formulas or {}),
                     equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c),
                     answer=declared.answer,
-                    input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()})
+                    input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()},
+                    gpu_memory=gpu_memory)
     _validate(result, declared)
     return result
 

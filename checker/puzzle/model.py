@@ -12,6 +12,8 @@ from typing import Any, Callable, Mapping, Sequence
 from checker.diagnosis.model import Diagnosis, HoldsDiagnosis, Strength
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# GiB: a puzzle's GPU check that peaks under this declares nothing (Puzzle.gpu_memory)
+SMALL_GPU_CHECK = 4.0
 
 
 class SpecError(Exception):
@@ -199,6 +201,10 @@ class Puzzle:
     answer: Callable[[dict, Case], dict] | None = None
     # each input's dimensions by the size names that give them ("q" -> ("B", "H", "N", "D")), where declared
     input_dims: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # GiB the GPU check allocates at its peak (its hungriest case: inputs, float64 reference, kernels'
+    # buffers), as measured (tests/gpu_memory.py); 0: at most SMALL_GPU_CHECK. Every check fits a
+    # learner's 16 GiB card; the GPU suite keeps the larger ones from running side by side
+    gpu_memory: float = 0.0
 
     @property
     def key(self) -> str:

@@ -158,8 +158,11 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         channel.send("part_start", part=part.name)
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
+            _gpu_memory(device, start=True)
             result = run_case(puzzle, part, case, kernels, source, device, request.get("seed", 0),
                               on_launch=lambda: channel.send("launch", part=part.name, case=case.name))
+            if not result.get("fatal"):  # after a GPU fault the device answers nothing more
+                result.update(_gpu_memory(device))
             channel.send("case_result", part=part.name, **result)
             if result.get("fatal"):  # the device is unusable after this (a GPU fault): stop here
                 channel.send("stopped", reason=result["error"]["message"])
@@ -168,6 +171,21 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
                 channel.send("part_end", part=part.name)
                 return  # the caller asked only whether the kernels are rejected
         channel.send("part_end", part=part.name)
+
+
+def _gpu_memory(device: str, start: bool = False) -> dict:
+    """On a GPU: a case's peak memory (bytes allocated and reserved; a learner's card has 16 GiB), and
+    its cached blocks given back after it, so that a warm worker holds none while it waits and the next
+    case starts from nothing."""
+    if device != "cuda":
+        return {}
+    import torch
+    if start:
+        torch.cuda.reset_peak_memory_stats()
+        return {}
+    peak = {"allocated": torch.cuda.max_memory_allocated(), "reserved": torch.cuda.max_memory_reserved()}
+    torch.cuda.empty_cache()
+    return {"gpu_memory": peak}
 
 
 def main() -> None:
