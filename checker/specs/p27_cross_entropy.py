@@ -121,6 +121,9 @@ SPREAD = ("only the rows whose logits spread 200 apart fail: logsumexp(x) = m + 
           "m = the row's running max, updated block by block, keeps every exp(x − m) ≤ 1. A shift by the row's mean, "
           "by the first block's max, or by a max not carried from block to block overflows (or underflows to 0) on "
           "such rows.")
+EARLY = ("only the rows whose first block holds the max, 200 above the rest, fail: is the running max kept from "
+         "block to block? m_new = max(m, the block's max); a block's own max in its place is exact while the blocks' "
+         "maxima stay within 88 of each other, but here the rescale exp(m − m_new) = exp(200) overflows.")
 NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded lanes load other=0.0, the "
             "max is 0 instead of the row's own max, and exp(x − 0) underflows to 0 (log 0 = −inf). Load "
             "them with other=-float(\"inf\"): exp(-inf − m) = 0 adds nothing to the sum.")
@@ -172,6 +175,7 @@ PUZZLE = puzzle(
                    "and store with the same mask; and every loop over the blocks must reach it (a bound of "
                    "V // BLOCK_V leaves it out).", ("fill", "mask", "loop"))},
     summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags or "spread" in c.tags, cause="stability"),
+               SummaryPattern(EARLY, lambda c: "early" in c.tags, candidates=("accumulate", "stability")),
                SummaryPattern(SPREAD, lambda c: "spread" in c.tags, candidates=("stability", "accumulate")),
                SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
                SummaryPattern(CONFIDENT, lambda c: "confident" in c.tags, candidates=("precision",)),
@@ -196,6 +200,10 @@ PUZZLE = puzzle(
                 inputs={"logits": spread_rows("M V", "late")}),
            case("the first half of each row 200 below the rest", M=4, V=64, tags=("spread",),
                 inputs={"logits": spread_rows("M V", "low_first")}),
+           # a later block's max far below the first's: a max taken per block, not kept, rescales the sum
+           # by exp(m_old − m_new) = exp(200) and overflows
+           case("the max in the first block, 200 above the rest", M=4, V=64, tags=("spread", "early"),
+                inputs={"logits": spread_rows("M V", "early")}),
            case("all logits far below 0 (-120 + randn)", M=4, V=20, tags=("negative",),
                 inputs={"logits": randn("M V", -120.0)}),
            case("rows 37 elements apart (a strided view)", M=4, V=30, ROW_STRIDE=37, tags=("strided",)),

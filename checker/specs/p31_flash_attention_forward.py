@@ -2,8 +2,9 @@
 one program per query block walking the key blocks with puzzle 11's online softmax and tl.dot."""
 from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, variant)
-from checker.specs.families.attention import (bench_sizes, by_query_blocks, flops_note, grouped_cases, kv_heads,
-                                             per_query_head, query_blocks, scores, sdpa_backend)
+from checker.specs.families.attention import (bench_sizes, by_query_blocks, first_keys_above, flops_note,
+                                             grouped_cases, kv_heads, per_query_head, query_blocks, scores,
+                                             sdpa_backend)
 
 # lse is fp32 whatever the inputs: from bf16 q and k the scores are exact products summed in fp32,
 # so lse stays within a few fp32 roundings (a bf16 score or sum misses it by 2**-9 of its size)
@@ -209,6 +210,11 @@ PUZZLE = puzzle(
                SummaryPattern("only the cases with large logits fail: exp of a score above 88 overflows fp32. Keep "
                               "the running max m and exponentiate s − m (each term at most 1).",
                               lambda c: "large" in c.tags, cause="stability"),
+               SummaryPattern("only the case whose first key block scores 200 above the rest fails: is the running "
+                              "max kept from block to block? m_new = max(m, the block's max); a block's own max in "
+                              "its place is exact while the blocks' maxima stay within 88 of each other, but here "
+                              "the rescale exp2(m − m_new) of the running sum and output overflows.",
+                              lambda c: "early" in c.tags, candidates=("accumulate", "stability")),
                SummaryPattern("only the cases whose scores are all far below 0 fail: exp2 of a score below −149 "
                               "is 0 in fp32, so l = 0 and o = 0 / 0. Does the running max start at -inf (not 0), so "
                               "that the first block sets it to the row's own max?",
@@ -232,6 +238,9 @@ PUZZLE = puzzle(
                 inputs={"q": randn("B H L D", 0.0, 6.0)}),
            case("all scores far below 0 (q: −6 + 0.5·randn, k: 6 + 0.5·randn)", B=1, H=2, L=20, S=24, D=16,
                 tags=("negative",), inputs={"q": randn("B H L D", -6.0, 0.5), "k": randn("B H S D", 6.0, 0.5)}),
+           # a later key block's max far below the first's: a max taken per block, not kept, overflows
+           case("the first key block's scores 200 above the rest", B=1, H=1, L=20, S=40, D=16, tags=("early",),
+                inputs=first_keys_above()),
            case("causal, large logits (k: 6·randn + 3)", B=1, H=2, L=40, S=40, D=16, CAUSAL=True,
                 tags=("large", "causal"), inputs={"k": randn("B H S D", 3.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),

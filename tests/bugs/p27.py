@@ -108,6 +108,13 @@ PINNED = [
         not_causes=("atomic",),
         notes="the interpreter's 3 programs written in: right wherever 3 or more programs walk the rows (each "
               "row done, some twice with the same values), rows never written where the launch starts 2"),
+    Bug("running_max_per_block", "step",
+        (("            m_new = tl.maximum(m, tl.max(x, axis=0))\n", "            m_new = tl.max(x, axis=0)\n", 1),),
+        cause="accumulate", named="candidates",
+        not_causes=("atomic", "mask"),
+        notes="each block's own max instead of the max kept from block to block: exact while the blocks' maxima "
+              "stay within 88 of each other (the rescale works both ways), overflows where a later block's max "
+              "is 200 below the first's"),
     Bug("reversed_walk_off_by_one", "step",
         ((PASS2_WALK, PASS2_WALK.replace("(blocks - 1 - back)", "(blocks - back)"), 1),),
         cause="address", named="candidates",

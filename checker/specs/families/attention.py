@@ -1,6 +1,8 @@
 """What the two attention puzzles (p31 forward, p32 backward) share: the scores, a block of query rows
-at a time (a reference's float64 scores fit a learner's GPU); and in their benchmarks, the sizes a
-model runs, how PyTorch's pick is named, how the flops of a causal size are counted."""
+at a time (a reference's float64 scores fit a learner's GPU), inputs whose first key block scores far
+above the rest; and in their benchmarks, the sizes a model runs, how PyTorch's pick is named, how the
+flops of a causal size are counted."""
+from checker.puzzle import custom
 
 # (D, N, B) at H = 16: B·N = 4096 and 16384 tokens at N = 1024 and 4096, and the long rows a model
 # runs at D = 128, 16384 tokens a batch (FlashAttention-3's paper measures that way)
@@ -112,3 +114,22 @@ def grouped_cases(case, causal, gpu_tiles: dict) -> list:
             causal("grouped-query, bfloat16, D = 128: 8 query heads, 2 key/value heads", B=2, H=8, KV=2, L=1000,
                    S=1000, D=128, dtype="bfloat16", tags=("grouped",), **gpu_tiles)]
 
+
+def first_keys_above(gap: float = 200.0, keys: int = 16) -> dict:
+    """q and k whose scores (scale · q · k, scale = 1/√D) put the first `keys` keys `gap` above the rest,
+    for every query: q's dimension 0 is 10, the first keys' dimension 0 is gap · √D / 10, the rest
+    randn. A later key block's max then lies far below the first's: a max taken per block instead of
+    kept from block to block rescales by exp2 of that gap and overflows."""
+    def q(gen, dims, sizes):
+        import torch
+        t = torch.randn(*dims, generator=gen, dtype=torch.float64)
+        t[..., 0] = 10.0
+        return t
+
+    def k(gen, dims, sizes):
+        import torch
+        t = torch.randn(*dims, generator=gen, dtype=torch.float64)
+        t[..., :keys, 0] = gap * dims[-1] ** 0.5 / 10.0
+        return t
+    return {"q": custom("B H L D", q, note="randn, dimension 0 = 10"),
+            "k": custom("B KV S D", k, note=f"randn, the first {keys} keys' dimension 0 = {gap:g}·√D/10")}
