@@ -48,7 +48,8 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]]) -> list[Diag
     return _summary_hints(puzzle, results, failing, passing)
 
 
-def _summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, passing: list[Case]) -> list[Diagnosis]:
+def _summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list,
+                   passing: list[Case]) -> list[Diagnosis]:
     shown = _patterns(puzzle, results, failing, passing) if passing else []
     written = [d for d in (number_written_in([r for _, r in failing]), narrowed([r for _, r in failing])) if d]
     if not shown:
