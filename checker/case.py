@@ -13,6 +13,7 @@ from checker.poison import poison, poison_of, unwritten_mask
 from checker.diagnosis.model import NO_HINT, Diagnosis, Span, Strength, certain
 from checker.diagnosis.operands import Operands
 from checker.diagnosis.values import Evidence, output_hint
+from checker.diagnosis.undefined_lanes import unfilled_loads
 from checker.diagnosis.variants import refuted
 from checker.diagnosis import literals
 from checker.diagnosis.written_numbers import beside_documented_sizes, with_written_number
@@ -210,7 +211,7 @@ def _evidence(part: Part, memory: MemoryEvidence | None, source: KernelSource, i
     peaks = [float(v.detach().abs().max()) for v in inputs.values()
              if torch.is_tensor(v) and v.is_floating_point() and v.numel()]
     evidence = Evidence(uses_atomics=bool(ATOMIC_CALL.search(source.text)), input_peak=max(peaks, default=0.0),
-                        minus_inf=bool(MINUS_INF.search(source.text)))
+                        minus_inf=bool(MINUS_INF.search(source.text)), unfilled=unfilled_loads(source))
     evidence.kinds = _written_by_text(source, [o.name for o in part.outputs])
     if memory is not None:
         evidence.sanitized = True

@@ -13,6 +13,15 @@ POISON_BITS = {4: (torch.int32, 0x7FA5A5A5), 2: (torch.int16, 0x7FA5), 8: (torch
 # the guard bands after each output on a GPU (checker/evidence/guards.py): the same payloads, by element size
 GUARD_BITS = {1: 0x5B, **{size: bits for size, (_, bits) in POISON_BITS.items()}}
 
+# What the interpreter reads in the masked-off lanes of a tl.load without other= (on a GPU: whatever
+# the registers held; checker/interpreter/undefined.py). Floats: a quiet NaN of its own payload, so
+# that arithmetic carries it (x + NaN keeps the NaN's bits) and an output element holding it traces
+# back to those lanes; its top 16 bits (LANE_MARK) survive a rounding to bf16 and any widening.
+# Integers: a loud pattern (a sum or an index made from it is far off), no tracing.
+LANE_NAN32 = 0x7FD1D1D1
+LANE_MARK = LANE_NAN32 >> 16
+LANE_INT = {1: 0x5A, 2: 0x5A5A, 4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}
+
 
 def poison(t: torch.Tensor) -> None:
     if t.is_floating_point() and t.element_size() in POISON_BITS:
@@ -29,6 +38,27 @@ def poison_of(t: torch.Tensor) -> tuple | None:
         return None
     int_type, bits = POISON_BITS[t.element_size()]
     return {torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64}[int_type], bits
+
+
+def lane_fill(np_dtype):
+    """The value masked-off lanes read, as a NumPy scalar of `np_dtype` (None: a type left alone,
+    booleans and pointers)."""
+    import numpy as np
+    kind = np.dtype(np_dtype)
+    if kind.kind == "f":
+        return np.array([LANE_NAN32], dtype=np.uint32).view(np.float32).astype(kind)[0]
+    if kind.kind in "iu" and kind.itemsize in LANE_INT:
+        return np.array([LANE_INT[kind.itemsize]], dtype=f"u{kind.itemsize}").view(kind)[0]
+    return None
+
+
+def lane_nan_mask(t: torch.Tensor) -> torch.Tensor:
+    """Which elements of a float tensor hold the NaN of masked-off lanes (in any float width, either
+    sign: a negation flips the sign bit), as a bool tensor on the CPU."""
+    if not t.is_floating_point():
+        return torch.zeros(t.shape, dtype=torch.bool)
+    wide = t.detach().cpu().float()
+    return ((wide.view(torch.int32) >> 16) & 0x7FFF).eq(LANE_MARK) & wide.isnan()
 
 
 def unwritten_mask(t: torch.Tensor) -> torch.Tensor:

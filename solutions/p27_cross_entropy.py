@@ -13,7 +13,7 @@ The checker launches (and sums the M partial losses in PyTorch, loss = loss_rows
     ce_fwd_bwd_kernel[(P,)](logits, target, dloss, n_valid, loss_rows, dlogits, M, V, stride, ignore_index,
                             BLOCK_V=BLOCK_V)
 with P programs: eight per SM on a GPU, three with the widest rows' blocks (never more than M), 3 in the
-interpreter.
+interpreter, 2 or 5 in some cases: a kernel reads P with tl.num_programs(0).
 """
 import triton
 import triton.language as tl

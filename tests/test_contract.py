@@ -21,6 +21,7 @@ import sys
 import pytest
 
 import block_steps
+import gpu_memory
 from bugs import entries, patched
 from checker import registry, stubs
 from checker.mutate.run import report_hints
@@ -32,12 +33,28 @@ PUZZLES = registry.all_puzzles()
 MARGIN = 0.5  # the solution may use at most this fraction of any tolerance
 
 
-def by_puzzle(items=None):
-    """pytest params, each marked with its puzzle's marker (pytest -m p07)."""
+def by_puzzle(items=None, marks=lambda puzzle: []):
+    """pytest params, each marked with its puzzle's marker (pytest -m p07) and `marks(puzzle)`."""
+    def marked(p: Puzzle) -> list:
+        return [getattr(pytest.mark, p.key), *marks(p)]
     if items is None:
-        return [pytest.param(p, id=p.key, marks=getattr(pytest.mark, p.key)) for p in PUZZLES]
-    return [pytest.param(p, item, id=f"{p.key}-{item.name}", marks=getattr(pytest.mark, p.key))
+        return [pytest.param(p, id=p.key, marks=marked(p)) for p in PUZZLES]
+    return [pytest.param(p, item, id=f"{p.key}-{item.name}", marks=marked(p))
             for p in PUZZLES for item in items(p)]
+
+
+# The GPU suite runs on one card (the README: pytest -m gpu -n 8). The checks that hold more than
+# SMALL_GPU_CHECK (the specs' gpu_memory) are dealt into two xdist groups, so that at most two of them
+# run side by side, beside six small ones: 2 x 14 + 6 x 4 GiB at the very most, and the warm workers'
+# CUDA contexts, on an 80 GB card. (Two groups, not one: one worker would take every large check in turn.)
+MEMORY_GROUPS = 2
+
+
+def on_the_gpu(items=None):
+    """by_puzzle's params, each puzzle whose GPU check is large (Puzzle.gpu_memory) in its xdist group."""
+    large = sorted((p for p in PUZZLES if p.gpu_memory), key=lambda p: -p.gpu_memory)
+    group = {p.key: f"gpu_memory_{i % MEMORY_GROUPS}" for i, p in enumerate(large)}
+    return by_puzzle(items, lambda p: [pytest.mark.xdist_group(group[p.key])] if p.key in group else [])
 
 
 def check_text(puzzle: Puzzle, text: str, parts: list[str], name: str, **options):
@@ -332,8 +349,10 @@ def test_notebook_has_no_placeholder_text(puzzle):
 
 # -- on a GPU ----------------------------------------------------------------------------------
 @pytest.mark.gpu
-@pytest.mark.parametrize("puzzle", by_puzzle())
+@pytest.mark.parametrize("puzzle", on_the_gpu())
 def test_solution_passes_on_the_gpu(puzzle):
+    """Within half of each tolerance, and within a learner's card: the check's largest case allocates at
+    most gpu_memory.BUDGET GiB, and no more than its spec declares (Puzzle.gpu_memory)."""
     # the time limit is a hang guard: a case's time includes compiling its kernels, slow on a busy host
     report, out = check_text(puzzle, puzzle.solution.read_text(encoding="utf-8"), all_parts(puzzle), "solution",
                              backend="gpu", timeout=240)
@@ -341,10 +360,14 @@ def test_solution_passes_on_the_gpu(puzzle):
     assert report.passed, out
     over = {k: v for k, v in worst_ratios(report).items() if v[0] > MARGIN}
     assert not over, over
+    allocated, reserved, case = gpu_memory.peak(report)
+    print(f"{puzzle.key}: {allocated:.2f} GiB allocated, {reserved:.2f} reserved at the peak ({case})")
+    assert allocated <= gpu_memory.BUDGET, (allocated, case)
+    assert allocated <= gpu_memory.allowed(puzzle), f"{allocated:.2f} GiB in {case}: declare it (gpu_memory=)"
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("puzzle", by_puzzle())
+@pytest.mark.parametrize("puzzle", on_the_gpu())
 def test_float64_reference_on_the_gpu_is_the_cpus(puzzle):
     """A GPU check computes its cases' float64 references on the GPU (or on the CPU, for a spec
     whose formulas make CPU tensors): the same answer, known-bug variants and shares as the CPU's."""
@@ -368,10 +391,11 @@ def test_float64_reference_on_the_gpu_is_the_cpus(puzzle):
                 assert torch.allclose(on_gpu.alternatives[variant][name], want, rtol=1e-9, atol=1e-12, equal_nan=True), \
                     (case.name, variant, name)
         assert on_gpu.condition == pytest.approx(on_cpu.condition, rel=1e-9), case.name
+    torch.cuda.empty_cache()  # this test's process serves the rest of the suite: it keeps no cached blocks
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("puzzle", "bug"), by_puzzle(lambda p: entries(p).pinned))
+@pytest.mark.parametrize(("puzzle", "bug"), on_the_gpu(lambda p: entries(p).pinned))
 def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
     # "rejected" needs one failing case: stop there, unless the bug must pass or its reasons are asked for
     quick = not bug.gpu_blind and not bug.gpu_reasons

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from checker.diagnosis import arbitrate
 from checker.diagnosis.experiments import Finding
+from checker.diagnosis.launch_assumed import launch_assumed
 from checker.diagnosis.model import Diagnosis, Strength, asking
 from checker.puzzle.model import Case, Puzzle
 
@@ -41,6 +42,19 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], finding: Fin
     passing = [case for case, r in results if r.get("status") == "pass"]
     if not failing:
         return []
+    launched = launch_assumed(results)
+    if launched:
+        # an experiment the cases make themselves (one launch value flips the verdict), shown first; the
+        # kinds of cases that fail are read from the cases as declared, without their launches again
+        declared = [(case, r) for case, r in results if not case.variation_of]
+        failing = [(case, r) for case, r in declared if r.get("status") != "pass"]
+        passing = [case for case, r in declared if r.get("status") == "pass"]
+        return [launched] + (_summary_hints(puzzle, declared, failing, passing, finding) if failing else [])
+    return _summary_hints(puzzle, results, failing, passing, finding)
+
+
+def _summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: list, passing: list[Case],
+                   finding: Finding | None) -> list[Diagnosis]:
     shown = _patterns(puzzle, results, failing, passing, finding) if passing and finding else []
     # the experiment's pair at a number the kernel writes, else the number that equals a documented size
     # (a documented size merely equal to a number in the kernel is a coincidence as often as not: said

@@ -21,6 +21,7 @@ from checker.diagnosis.model import NO_HINT, Diagnosis, asking, certain, observe
 from checker.diagnosis.degenerate import degenerate, degenerate_hint
 from checker.diagnosis.factors import ratio_hint, row_factor_hint, slice_hint
 from checker.diagnosis.operands import Operands, operand_hint
+from checker.diagnosis.undefined_lanes import lanes_reached, lanes_suspected
 from checker.diagnosis.variants import combine, known_bugs
 from checker.puzzle.model import Case, Output, Puzzle, Reference, Tolerance
 from checker.words import counted
@@ -38,7 +39,8 @@ class Evidence:
     an access outside a tensor would have been stopped. input_peak: how large this case's inputs are
     (NaN from inputs far from zero points at an overflow, not at a mask). unwritten: outputs of the
     part with elements still holding the fill after the run, and how many (a kernel that reads one
-    of them spreads its NaN, with or without the sanitizer watching)."""
+    of them spreads its NaN, with or without the sanitizer watching). unfilled: the kernels' loads
+    with a mask and no other=, by line (checker/diagnosis/undefined_lanes.py)."""
     kinds: dict[str, set[str]] | None = None
     uses_atomics: bool = False
     poison_read: dict[str, str] = field(default_factory=dict)
@@ -48,6 +50,7 @@ class Evidence:
     # the kernels' text writes −inf (a load's other=, a running max's start, tl.full): a lane that
     # holds −inf and has it subtracted from itself computes −inf − (−inf) = NaN
     minus_inf: bool = False
+    unfilled: list[tuple[str, str]] = field(default_factory=list)
 
     def atomics_on(self, name: str) -> bool | None:
         """Did the kernels add into this output with atomics? None if unknown."""
@@ -381,6 +384,9 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"is it kept out of x − max (tl.where(lane valid, x − m, −inf), or a max that starts finite)? "
                       f"Or: a division by zero (a sum over no lanes), an overflow?",
                       "stability", "fill", "mask", "formula", code="values.nonfinite_minus_inf")
+    suspected = lanes_suspected(elements, evidence.unfilled, getattr(puzzle, "solution", None))
+    if suspected:
+        return suspected
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
@@ -415,11 +421,14 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     operands: the case's hypotheses about its operands (checker/diagnosis/operands.py)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
+    undefined = lanes_reached(output.label, got, evidence.unfilled) if comparison.n_nonfinite else None
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
         return (_moved_hint(got, ref, scale, tol, reference.condition, unwritten=comparison.n_unwritten)
                 or _unwritten_hint(got, comparison, case))
+    if undefined:  # proof: the output holds what only masked-off lanes read
+        return undefined
     if not comparison.n_nonfinite:
         hint = _layout_hint(got, ref, scale, tol, reference.condition)
         if hint:

@@ -47,8 +47,11 @@ __all__ = ["KernelFault", "enable", "disable", "enabled", "sanitized", "recordin
            "expect_outputs", "watch_scratch", "shared_tensors"]
 
 _TRITON_DIR = os.path.dirname(triton.__file__) + os.sep
-# the files of the checks and their hooks: a learner's line is never one of theirs
+# the files of the checks, their hooks and the other instruments on the interpreter (checker/interpreter/:
+# the undefined lanes' wrapper of tl.load sits between a learner's line and the hooks): a learner's
+# line is never one of theirs
 _OWN_FILES = frozenset({__file__, hooks.__file__, memory.__file__})
+_OWN_DIR = os.path.dirname(__file__) + os.sep
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,7 +199,7 @@ def _learner_frame() -> tuple[str, int]:
         name = frame.f_code.co_filename
         mine = _learner_file.get(name)
         if mine is None:
-            mine = _learner_file[name] = (name not in _OWN_FILES and not name.startswith(_TRITON_DIR)
+            mine = _learner_file[name] = (name not in _OWN_FILES and not name.startswith((_TRITON_DIR, _OWN_DIR))
                                           and config.learner_files(name))
         if mine:
             return name, frame.f_lineno

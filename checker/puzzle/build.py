@@ -165,6 +165,7 @@ class DeclaredPuzzle:
                               tags=frozenset(tags), params=params, sizes={} if decl.shape else sizes,
                               shape=decl.shape, titles=titles, labels=labels, blocked=blocked,
                               hidden_sizes=sizes if decl.shape else {}))
+            built += self._launched_again(decl, name)
         return built
 
     def derive(self, case: Case, change: Mapping[str, Any]) -> Case:
@@ -189,10 +190,26 @@ class DeclaredPuzzle:
         # they go with the inputs, and with a setting of its own that the change takes away
         own_setting = any(k in decl.values and k not in sizes and decl.values[k] != v for k, v in change.items())
         derived = dataclasses.replace(decl, values=values, name=name, documented=False, dtype=dtype, gpu_only=False,
-                                      inputs={} if plain else decl.inputs,
+                                      inputs={} if plain else decl.inputs, launches={},
                                       tags=() if plain or own_setting else decl.tags, shape="")
         [built] = self._build_cases([derived])  # registers its recipe and its seed under its name
         return built
+
+    def _launched_again(self, decl: CaseDecl, name: str) -> list[Case]:
+        """The case again with each other value of its launch parameters (case(launches=...)), on its
+        data (its seed), named after it: a pair that differs in that value alone."""
+        again = []
+        for param, values in decl.launches.items():
+            for value in values:
+                repeat = dataclasses.replace(decl, values={**decl.values, param: value}, documented=False,
+                                             name=f"{name}, launched with {param} = {value}", launches={},
+                                             seed=self._seed(name))
+                again += [dataclasses.replace(c, variation_of=name) for c in self._build_cases([repeat])]
+        return again
+
+    def _seed(self, name: str) -> int:
+        """A case's data seed: declared, or made from the puzzle's slug and the case's name."""
+        return self.seeds.get(name, zlib.crc32(f"{self.slug}/{name}".encode()))
 
     def sizes(self, case: Case) -> Mapping[str, int]:
         """The case's named sizes, also where it is shown by its shapes (Case.shape)."""
@@ -204,8 +221,7 @@ class DeclaredPuzzle:
 
     def make_inputs(self, case: Case, device: str, seed: int = 0) -> dict:
         import torch
-        base = self.seeds.get(case.name, zlib.crc32(f"{self.slug}/{case.name}".encode()))
-        gen = torch.Generator().manual_seed(base + seed)
+        gen = torch.Generator().manual_seed(self._seed(case.name) + seed)
         recipes = {**self.tensors, **self.overrides.get(case.name, {})}
         sizes = self.sizes(case)
         drawn: dict[str, Any] = {}
@@ -324,7 +340,9 @@ class DeclaredPuzzle:
                 scales[name] = float(call_by_name(output.scale, names))
         alternatives = {}
         for v in self.variants:
-            alternatives[v.name] = {k: t.detach().double() for k, t in call_by_name(v.compute, names).items()}
+            # to the CPU as each is made (the reference goes there anyway): a dozen known bugs' dW of a
+            # 128256-word vocabulary held on the GPU at once were 3 GiB of p28's check
+            alternatives[v.name] = {k: t.detach().double().cpu() for k, t in call_by_name(v.compute, names).items()}
         condition = float(call_by_name(self.condition_fn, names)) if self.condition_fn else 1.0
         return Reference(outputs={k: v.double() for k, v in outputs.items()}, scales=scales,
                          condition=condition, contributions=contributions, touched=touched,
@@ -448,7 +466,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
            condition: Callable[..., float] | None = None,
            formulas: Mapping[str, tuple[str, Callable[..., Any]]] | None = None,
            bench: BenchDecl | None = None, skill: str = "", chapter: str = "",
-           float64_on_cpu: bool = False) -> Puzzle:
+           float64_on_cpu: bool = False, gpu_memory: float = 0.0) -> Puzzle:
     """A Puzzle from its short declaration (see the module docstring).
 
     slug: "add_constant" (the files are pNN_<slug>); params: default case parameters, e.g.
@@ -461,6 +479,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
     fn by name (float64 inputs) -> the output's value; tests check each against autograd.
     float64_on_cpu: in a GPU check too, compute the float64 reference, variants and shares on the
     CPU (by default the GPU computes them, much faster, to the same digits but for the last ones).
+    gpu_memory: GiB the GPU check allocates at its peak, as measured (tests/gpu_memory.py), where it
+    is more than model.SMALL_GPU_CHECK; at most 14, so that it fits a learner's 16 GiB card.
     """
     full_slug = f"p{number:02d}_{slug}"
     declared = DeclaredPuzzle(number, full_slug, inputs, reference, parts, cases, constants or {}, params or {},
@@ -495,7 +515,8 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                     equations=tuple(formulas or {}),
                     equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c),
                     answer=declared.answer, derive=declared.derive, sizes_of=declared.sizes,
-                    input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()})
+                    input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()},
+                    gpu_memory=gpu_memory)
     _validate(result, declared)
     return result
 

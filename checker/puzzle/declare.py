@@ -88,11 +88,13 @@ class CaseDecl:
     inputs: Mapping[str, TensorInput] = field(default_factory=dict)   # this case's own recipes
     seed: int | None = None           # its data's seed (default: from the puzzle's slug and the case's name)
     shape: str = ""                   # shown by its tensors' shapes instead of its sizes (model.Case.shape)
+    # launch parameter -> other values: the same case again with each (its data too), launched so
+    launches: Mapping[str, tuple] = field(default_factory=dict)
 
 
 def case(name: str = "", *, documented: bool = False, dtype: str = "float32", gpu_only: bool | None = None,
          tags: Iterable[str] = (), inputs: Mapping[str, TensorInput] | None = None, seed: int | None = None,
-         shape: str = "", **values) -> CaseDecl:
+         shape: str = "", launches: Mapping[str, Iterable[Any]] | None = None, **values) -> CaseDecl:
     """One configuration: sizes and block parameters by name, e.g. case(N=1000, BLOCK=128).
 
     gpu_only: left out, a bf16 case runs on a GPU only and an fp32 case everywhere. The
@@ -105,10 +107,15 @@ def case(name: str = "", *, documented: bool = False, dtype: str = "float32", gp
     shape: the case shown by its tensors' shapes, "[4, 4, 8] -> [4, 4, 16]", instead of by its
     sizes (x of shape [4, 4, 8] is M = 16 rows of H = 8 to the kernels): the report then says
     "dimensions", and its sizes stay out of the hints that reason about named sizes, as for a case
-    declared without them."""
+    declared without them.
+    launches: a value the launch chooses (a persistent grid's PROGRAMS) -> other values to launch the
+    case with, e.g. {"PROGRAMS": (2, 5)}: the case is checked once more with each, on the same data,
+    so that a kernel that assumes the launch (a step of 3 where tl.num_programs(0) belongs) fails one
+    of them, and the pair that differs in that value alone says so (checker/diagnosis/launch_assumed.py)."""
     if gpu_only is None:
         gpu_only = dtype == "bfloat16"
-    return CaseDecl(dict(values), name, documented, dtype, gpu_only, tuple(tags), dict(inputs or {}), seed, shape)
+    return CaseDecl(dict(values), name, documented, dtype, gpu_only, tuple(tags), dict(inputs or {}), seed, shape,
+                    {param: tuple(others) for param, others in (launches or {}).items()})
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """What a part's launch may call besides the kernels: scratch buffers that start poisoned, buffers
-shared on purpose, the GPU's SM count, grid arithmetic, and the never-written mark for outputs the
-launch computes itself. And the case parameters' block sizes (next_pow2).
+shared on purpose, the GPU's SM count and a persistent grid's program count, grid arithmetic, and the
+never-written mark for outputs the launch computes itself. And the case parameters' block sizes
+(next_pow2), and what a kernel reads to learn a value its launch chooses (READS).
 
 No torch at import time: each helper imports it when called, in the checker's worker.
 """
@@ -61,6 +62,38 @@ class timing:
 
     def __exit__(self, *exc) -> None:
         _Timing.active = self.before
+
+
+# A persistent grid's programs in the interpreter, where no case fixes them: fewer than most cases'
+# rows or tiles, so that a program walks several
+INTERPRETER_PROGRAMS = 3
+
+# The case parameters whose value the launch chooses and a kernel must read, not assume (cases vary
+# them: case(..., launches={"PROGRAMS": (2, 5)})), and what a kernel reads to learn each. A name not
+# here is read from the kernel argument of that name (a block size a spec lets vary).
+READS = {"PROGRAMS": "tl.num_programs(0)"}
+# ... and what the launch takes where a case leaves the value to it (None)
+CHOSEN = {"PROGRAMS": f"the launch's own choice ({INTERPRETER_PROGRAMS} in the interpreter, a few per SM on a GPU)"}
+
+
+def reads(param: str) -> str:
+    """What a kernel reads to learn the value of a launch parameter."""
+    return READS.get(param, f"its argument {param}")
+
+
+def chosen(param: str) -> str:
+    """What a launch parameter is where the case leaves it to the launch."""
+    return CHOSEN.get(param, "the launch's own choice")
+
+
+def persistent(tensor: Any, work: int, per_sm: int = 1, programs: int | None = None) -> int:
+    """In a launch: the program count of a persistent grid, whose programs each walk several rows or
+    tiles (pid, pid + P, pid + 2P, ...): `programs` where the case fixes it (the PROGRAMS parameter),
+    else per_sm per SM on a GPU and INTERPRETER_PROGRAMS in the interpreter; never more than the
+    `work` (rows, tiles) there is. The kernel must read it (tl.num_programs(0)): the cases vary it."""
+    if programs is None:
+        programs = per_sm * sm_count(tensor) if tensor.is_cuda else INTERPRETER_PROGRAMS
+    return max(1, min(work, programs))
 
 
 def sm_count(tensor: Any) -> int:

@@ -13,6 +13,8 @@ from checker.diagnosis.model import Diagnosis, HoldsDiagnosis, Strength
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = REPO_ROOT / "solutions"  # the reference kernels (the student edition has none: edition.py)
+# GiB: a puzzle's GPU check that peaks under this declares nothing (Puzzle.gpu_memory)
+SMALL_GPU_CHECK = 4.0
 
 
 class SpecError(Exception):
@@ -62,6 +64,9 @@ class Case:
     def every_size(self) -> Mapping[str, int]:
         """The case's named sizes, shown or not."""
         return self.sizes or self.hidden_sizes
+    # the case this one repeats with another value of a launch parameter (case(launches=...)): the
+    # same sizes, data and parameters but that one
+    variation_of: str = ""
 
     @property
     def blocks(self) -> dict[str, int]:
@@ -218,6 +223,10 @@ class Puzzle:
     derive: Callable[[Case, Mapping[str, Any]], Case] | None = None
     # a case's named sizes, also those of a case shown by its tensors' shapes (Case.shape hides them)
     sizes_of: Callable[[Case], Mapping[str, int]] | None = None
+    # GiB the GPU check allocates at its peak (its hungriest case: inputs, float64 reference, kernels'
+    # buffers), as measured (tests/gpu_memory.py); 0: at most SMALL_GPU_CHECK. Every check fits a
+    # learner's 16 GiB card; the GPU suite keeps the larger ones from running side by side
+    gpu_memory: float = 0.0
 
     @property
     def key(self) -> str:

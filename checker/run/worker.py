@@ -143,11 +143,12 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         return
 
     if backend == "interpreter":
-        from checker.interpreter import bf16
+        from checker.interpreter import bf16, undefined
         from checker.interpreter import frontend
         from checker.interpreter.compat import fix_interpreter
         fix_interpreter()
         bf16.enable()  # bf16 arithmetic as a GPU rounds it (the interpreter alone returns garbage)
+        undefined.enable()  # masked-off lanes of a load without other= read as poison, not zeros
         # what no GPU compiles fails here too, before the interpreter runs it
         frontend.enable()
     if backend == "interpreter" and request.get("sanitize", True):
@@ -177,9 +178,12 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
         failing, mapped, began = [], False, time.perf_counter()
         for case in selected:
             channel.send("case_start", part=part.name, case=case.name, time=time.time())
+            _gpu_memory(device, start=True)
             result = run_case(puzzle, part, case, kernels, source, device, seed,
                               on_launch=lambda: channel.send("launch", part=part.name, case=case.name),
                               map_case=_map_wanted(request, case, part, mapped))
+            if not result.get("fatal"):  # after a GPU fault the device answers nothing more
+                result.update(_gpu_memory(device))
             if "memory_map" in result:
                 mapped = True
                 result["memory_map"]["reference"] = _reference_map(puzzle, part, case, device, seed)
@@ -270,6 +274,21 @@ def _stop_with_parent(parent: int) -> None:
 
 
 PARENT_POLL_S = 1.0
+
+
+def _gpu_memory(device: str, start: bool = False) -> dict:
+    """On a GPU: a case's peak memory (bytes allocated and reserved; a learner's card has 16 GiB), and
+    its cached blocks given back after it, so that a warm worker holds none while it waits and the next
+    case starts from nothing."""
+    if device != "cuda":
+        return {}
+    import torch
+    if start:
+        torch.cuda.reset_peak_memory_stats()
+        return {}
+    peak = {"allocated": torch.cuda.max_memory_allocated(), "reserved": torch.cuda.max_memory_reserved()}
+    torch.cuda.empty_cache()
+    return {"gpu_memory": peak}
 
 
 def main() -> None:

@@ -75,6 +75,9 @@ SPREAD = ("only the rows whose values spread 200 apart fail: softmax(x) = softma
           "the row's max keeps every exp(x − m) ≤ 1 with the largest exactly 1. A shift by the row's mean, by the "
           "first block's max, or by a running max not updated block by block overflows (inf / inf) or underflows "
           "(0 / 0) on such rows.")
+EARLY = ("only the rows whose first chunk holds the max, 200 above the rest, fail: is the max kept from chunk to "
+         "chunk? m_new = max(m_old, the chunk's values); a chunk's own max in its place is exact while the chunks' "
+         "maxima stay within 88 of each other, but here the rescale exp(m_old − m_new) = exp(200) overflows.")
 PUZZLE = puzzle(
     11, "softmax", "Softmax forward",
     skill="a max-shifted softmax: -inf in the padded lanes, then one pass with a running max and a rescaled sum",
@@ -112,6 +115,7 @@ PUZZLE = puzzle(
                    "with the same mask.", ("fill", "mask"))},
     summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags, cause="stability"),
                SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
+               SummaryPattern(EARLY, lambda c: "early" in c.tags, candidates=("accumulate", "stability")),
                SummaryPattern(SPREAD, lambda c: "spread" in c.tags, candidates=("stability", "accumulate")),
                SummaryPattern(FAR, lambda c: "large" in c.tags or "negative" in c.tags or "spread" in c.tags,
                               cause="stability")],
@@ -126,7 +130,7 @@ PUZZLE = puzzle(
            # values 200 apart: only the row's (running) max as the shift keeps every exp in range
            case("the max arrives last, 200 above the rest", M=4, N=64, tags=("spread",),
                 inputs={"x": spread_rows("M N", "late")}),
-           case("the first element 200 above the rest", M=4, N=64, tags=("spread",),
+           case("the first element 200 above the rest", M=4, N=64, tags=("spread", "early"),
                 inputs={"x": spread_rows("M N", "early")}),
            case("the first half of each row 200 below the rest", M=4, N=64, tags=("spread",),
                 inputs={"x": spread_rows("M N", "low_first")}),

@@ -1,8 +1,8 @@
 """Puzzle 25: the LayerNorm backward at the memory roofline (persistent grid, partial rows, --bench)."""
 from typing import NamedTuple
 
-from checker.puzzle import (HELION_NOTE, bench, case, cdiv, helion_column, helion_example, out, part, puzzle, randn,
-                            scratch, sm_count)
+from checker.puzzle import (HELION_NOTE, bench, case, cdiv, helion_column, helion_example, out, part, persistent,
+                            puzzle, randn, scratch)
 from checker.specs.families.layernorm import EPS, centring_cost, layernorm
 
 
@@ -29,12 +29,11 @@ def tuned(x, H: int) -> Tuned | None:
     return TUNED.get((str(x.dtype).removeprefix("torch."), H)) if x.is_cuda else None
 
 
-def programs(x, M, H, ROWS) -> int:
-    """The persistent grid: one program per SM on a GPU (two where the sweep found it better), 4 on the CPU."""
-    if not x.is_cuda:
-        return min(cdiv(M, ROWS), 4)
+def programs(x, M, H, ROWS, PROGRAMS) -> int:
+    """The persistent grid: one program per SM on a GPU (two where the sweep found it better), 3 in the
+    interpreter, or the case's PROGRAMS; never more than the row blocks."""
     found = tuned(x, H)
-    return min(cdiv(M, ROWS), (found.per_sm if found else 1) * sm_count(x))
+    return persistent(x, cdiv(M, ROWS), found.per_sm if found else 1, PROGRAMS)
 
 
 def stages(x, H, BLOCK_H, TAIL, ROWS) -> int:
@@ -56,9 +55,9 @@ def warps(x, H, BLOCK_H, TAIL, ROWS) -> int:
     return 4 if ROWS * (BLOCK_H + TAIL) <= 5120 else 8
 
 
-def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_P, BLOCK_COLS):
+def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS, BLOCK_H, TAIL, BLOCK_P, BLOCK_COLS, PROGRAMS):
     import torch
-    p = programs(x, M, H, ROWS)
+    p = programs(x, M, H, ROWS, PROGRAMS)
     # every row gets written: poisoned (NaN) until then, so that a kernel adding into them fails
     dgamma_part = scratch((p, H), dtype=torch.float32, like=x)
     dbeta_part = scratch((p, H), dtype=torch.float32, like=x)
@@ -134,11 +133,13 @@ PUZZLE = puzzle(
     parts=[part("backward", "LayerNorm backward, fast", ["ln_bwd_roofline_kernel", "ln_bwd_partials_reduce_kernel"],
                 outputs=["dx", out("dgamma", dtype="float32"), out("dbeta", dtype="float32")],
                 grads={"dx": "x", "dgamma": "gamma", "dbeta": "beta"}, upstream={"z": "dz"}, launch=launch)],
-    params={"BLOCK_H": head, "TAIL": tail, "ROWS": lambda H: rows_for(head(H)), "BLOCK_P": 32, "BLOCK_COLS": 32},
+    params={"BLOCK_H": head, "TAIL": tail, "ROWS": lambda H: rows_for(head(H)), "BLOCK_P": 32, "BLOCK_COLS": 32,
+            "PROGRAMS": None},
     blocks={"H": "BLOCK_COLS"},
     condition=centring_cost,  # rows near 1000 lose digits to centring in fp32, whatever the kernel
     cases=[case(M=8, H=16, ROWS=2, documented=True),
-           case(M=37, H=100, ROWS=4),
+           # 10 row blocks by 3 programs (the interpreter's), then by 2 and by 5: a kernel must read how many
+           case(M=37, H=100, ROWS=4, launches={"PROGRAMS": (2, 5)}),
            case(M=1, H=48),
            case("M=8, H=24: one partly filled block", M=8, H=24), case("M=8, H=64: two whole blocks", M=8, H=64),
            case(M=64, H=40, ROWS=1),

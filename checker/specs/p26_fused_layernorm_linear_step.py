@@ -1,6 +1,6 @@
 """Puzzle 26: LayerNorm + Linear, a fast training step (forward and backward) against torch.compile."""
 from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, full, next_pow2, out, part,
-                            puzzle, randn, scratch, sm_count, variant)
+                            persistent, puzzle, randn, scratch, variant)
 from checker.specs.families.layernorm import EPS, centring_cost, layernorm_linear
 from checker.specs.families.tiles import blocks_of
 
@@ -27,9 +27,10 @@ BF16_DW = {"bfloat16": Tolerance(atol=2.4e-2, rtol=1.6e-2, per_condition=CONDITI
 NARROW_ROW = 2048
 
 
-def dx_programs(x, M, BLOCK_ROW: int) -> int:
-    """ln_dx_kernel's persistent grid: on a GPU two programs per SM (four for narrow rows); 3 on the CPU."""
-    return min(M, (4 if BLOCK_ROW <= NARROW_ROW else 2) * sm_count(x) if x.is_cuda else 3)
+def dx_programs(x, M, BLOCK_ROW: int, PROGRAMS: int | None) -> int:
+    """ln_dx_kernel's persistent grid: on a GPU two programs per SM (four for narrow rows); 3 in the
+    interpreter, or the case's PROGRAMS."""
+    return persistent(x, M, 4 if BLOCK_ROW <= NARROW_ROW else 2, PROGRAMS)
 
 
 def dx_warps(BLOCK_ROW: int) -> int:
@@ -37,10 +38,10 @@ def dx_warps(BLOCK_ROW: int) -> int:
     return 4 if BLOCK_ROW <= NARROW_ROW else row_warps(BLOCK_ROW)
 
 
-def product_programs(x, tiles: int) -> int:
-    """The persistent products' grid: one program per SM on a GPU, 3 on the CPU (so that programs take
-    several tiles there too), never more than the tiles."""
-    return min(tiles, sm_count(x) if x.is_cuda else 3)
+def product_programs(x, tiles: int, PROGRAMS: int | None) -> int:
+    """The persistent products' grid: one program per SM on a GPU, 3 in the interpreter (so that
+    programs take several tiles there too) or the case's PROGRAMS, never more than the tiles."""
+    return persistent(x, tiles, 1, PROGRAMS)
 
 
 def row_warps(BLOCK_ROW: int) -> int:
@@ -48,7 +49,7 @@ def row_warps(BLOCK_ROW: int) -> int:
 
 
 def forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS, NUM_STAGES,
-            ROWS, BLOCK_H, BLOCK_ROW):
+            ROWS, BLOCK_H, BLOCK_ROW, PROGRAMS):
     """The forward's three kernels; returns what the backward needs (mean and rstd)."""
     import torch
     # scratch buffers start poisoned (NaN), as outputs do: a kernel must write what it later reads
@@ -58,7 +59,7 @@ def forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROU
     k.fold_weight_kernel[(N,)](w, gamma, beta, b, wg, wg_sum, bias, N, H, BLOCK_H=BLOCK_H)
     k.ln_stats_kernel[(cdiv(M, ROWS),)](x, mean, rstd, M, H, EPS, ROWS=ROWS, BLOCK_H=BLOCK_ROW,
                                         num_warps=row_warps(BLOCK_ROW))
-    k.ln_epilogue_linear_kernel[(product_programs(x, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)),)](
+    k.ln_epilogue_linear_kernel[(product_programs(x, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), PROGRAMS),)](
         blocks_of(x, BLOCK_M, BLOCK_K), blocks_of(wg, BLOCK_N, BLOCK_K), mean, rstd, wg_sum, bias, y, M, N, H,
         BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
         num_stages=NUM_STAGES)
@@ -66,17 +67,17 @@ def forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROU
 
 
 def step(k, x, gamma, beta, w, b, dy, y, dx, dgamma, dbeta, dw, db, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
-         NUM_WARPS, NUM_STAGES, ROWS, BLOCK_H, BLOCK_ROW, BLOCK_R, BLOCK_COLS, DB_ROWS_PER_PROGRAM):
+         NUM_WARPS, NUM_STAGES, ROWS, BLOCK_H, BLOCK_ROW, BLOCK_R, BLOCK_COLS, DB_ROWS_PER_PROGRAM, PROGRAMS):
     """The training step: the forward (y, mean, rstd), then the backward's four kernels."""
     import torch
     mean, rstd = forward(k, x, gamma, beta, w, b, y, M, N, H, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_WARPS,
-                         NUM_STAGES, ROWS, BLOCK_H, BLOCK_ROW)
+                         NUM_STAGES, ROWS, BLOCK_H, BLOCK_ROW, PROGRAMS)
     gemm = dict(BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
                 num_stages=NUM_STAGES)
     dz, z = scratch(x.shape, like=x), scratch(x.shape, like=x)  # in x's dtype, as PyTorch keeps them
-    k.linear_dz_kernel[(product_programs(x, cdiv(M, BLOCK_M) * cdiv(H, BLOCK_N)),)](blocks_of(dy, BLOCK_M, BLOCK_K),
-                                                               blocks_of(w, BLOCK_K, BLOCK_N), dz, M, N, H, **gemm)
-    p = dx_programs(x, M, BLOCK_ROW)
+    k.linear_dz_kernel[(product_programs(x, cdiv(M, BLOCK_M) * cdiv(H, BLOCK_N), PROGRAMS),)](
+        blocks_of(dy, BLOCK_M, BLOCK_K), blocks_of(w, BLOCK_K, BLOCK_N), dz, M, N, H, **gemm)
+    p = dx_programs(x, M, BLOCK_ROW, PROGRAMS)
     f32 = dict(dtype=torch.float32, like=x)
     dgamma_part, dbeta_part = scratch((p, H), **f32), scratch((p, H), **f32)
     k.ln_dx_kernel[(p,)](x, mean, rstd, gamma, beta, dz, dx, z, dgamma_part, dbeta_part, M, H, ROWS=1,
@@ -89,8 +90,8 @@ def step(k, x, gamma, beta, w, b, dy, y, dx, dgamma, dbeta, dw, db, M, N, H, BLO
                                                        BLOCK_COLS=BLOCK_COLS)
     k.fixed_order_sum_kernel[(cdiv(N, BLOCK_COLS), 1)](db_part, db, splits, N, splits, BLOCK_R=BLOCK_R,
                                                   BLOCK_COLS=BLOCK_COLS)
-    k.linear_dw_kernel[(product_programs(x, cdiv(N, BLOCK_M) * cdiv(H, BLOCK_N)),)](blocks_of(dy, BLOCK_K, BLOCK_M),
-                                                               blocks_of(z, BLOCK_K, BLOCK_N), dw, M, N, H, **gemm)
+    k.linear_dw_kernel[(product_programs(x, cdiv(N, BLOCK_M) * cdiv(H, BLOCK_N), PROGRAMS),)](
+        blocks_of(dy, BLOCK_K, BLOCK_M), blocks_of(z, BLOCK_K, BLOCK_N), dw, M, N, H, **gemm)
 
 
 def _stats(x):
@@ -164,7 +165,7 @@ PUZZLE = puzzle(
                 upstream={"y": "dy"}, launch=step)],
     params={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2, "NUM_WARPS": 4, "NUM_STAGES": 2,
             "ROWS": 4, "BLOCK_H": next_pow2("H", cap=1024), "BLOCK_ROW": next_pow2("H"), "BLOCK_R": 8,
-            "BLOCK_COLS": 32, "DB_ROWS_PER_PROGRAM": 8},
+            "BLOCK_COLS": 32, "DB_ROWS_PER_PROGRAM": 8, "PROGRAMS": None},
     blocks={"M": "BLOCK_M", "N": "BLOCK_N", "H": "BLOCK_K"},
     condition=centring_cost,
     variants=[variant("no_mean_in_epilogue", "formula", "y matches rstd * (x wgᵀ) + bias, without the mean: the epilogue "
@@ -189,7 +190,8 @@ PUZZLE = puzzle(
            case(M=37, H=100, N=24),
            case(M=1, H=48, N=16),
            case("M=12, H=12, N=12: one partly filled block", M=12, H=12, N=12),
-           case("M=32, H=32, N=32: whole blocks", M=32, H=32, N=32),
+           # 4 tiles and 32 rows by 3 programs (the interpreter's), then by 2 and by 5: a kernel must read how many
+           case("M=32, H=32, N=32: whole blocks", M=32, H=32, N=32, launches={"PROGRAMS": (2, 5)}),
            case(M=33, H=36, N=20, BLOCK_H=8),
            case(M=64, H=64, N=48, BLOCK_M=32, BLOCK_K=32, DB_ROWS_PER_PROGRAM=16),
            case(M=40, H=40, N=36, BLOCK_K=32),  # each product's loop steps by BLOCK_K, unlike its tiles

@@ -1,7 +1,7 @@
 """Puzzle 27: softmax cross-entropy, forward and backward in one kernel: an online logsumexp over
 vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
-from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, puzzle, randint,
-                            randn, scratch, sm_count, spread_rows, variant)
+from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, persistent, puzzle,
+                            randint, randn, scratch, spread_rows, variant)
 from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
                                                   digits_lost, every_target_ignored, mean_loss, padded_rows_counted,
                                                   padded_zero, with_ignored)
@@ -21,17 +21,14 @@ PROGRAMS_PER_SM = 8
 WIDE = dict(BLOCK_V=32768)
 # 3 per SM: 0.838 against 2's 0.832 (2026-11-26) and 0.854 against 0.847 (2026-11-27), V = 128256
 WIDE_PROGRAMS_PER_SM = 3
-CPU_PROGRAMS = 3     # fewer than most cases' rows: a program must walk several
 
 
-def programs(logits, M: int, BLOCK_V: int) -> int:
+def programs(logits, M: int, BLOCK_V: int, PROGRAMS: int | None) -> int:
     """The grid: PROGRAMS_PER_SM per SM on a GPU (WIDE_PROGRAMS_PER_SM with WIDE's blocks; see the
-    kernel's docstring: rows in flight must fit in L2), CPU_PROGRAMS in the interpreter; never more
-    than the rows."""
-    if not logits.is_cuda:
-        return min(M, CPU_PROGRAMS)
+    kernel's docstring: rows in flight must fit in L2), 3 in the interpreter, or the case's PROGRAMS;
+    never more than the rows."""
     per_sm = WIDE_PROGRAMS_PER_SM if BLOCK_V >= WIDE["BLOCK_V"] else PROGRAMS_PER_SM
-    return min(M, per_sm * sm_count(logits))
+    return persistent(logits, M, per_sm, PROGRAMS)
 
 
 def warps(BLOCK_V: int) -> int:
@@ -47,23 +44,27 @@ def row_stride(V: int) -> int:
     return V
 
 
-def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V):
+def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V, PROGRAMS):
     import torch
     f32 = dict(like=logits, dtype=torch.float32)
     n_valid, loss_rows = scratch(1, **f32), scratch(M, **f32)
     x, g = logits, dlogits
-    if ROW_STRIDE != V:  # rows ROW_STRIDE elements apart, for logits and dlogits alike: views of wider
-        # tensors. Between x's rows lies other data (normal values, as a neighbour's would be: NaN there
-        # would say "NaN" where the fault is an address); g's gaps stay poisoned, as outputs are
-        x = torch.empty((M, ROW_STRIDE), dtype=logits.dtype, device=logits.device)
+    if ROW_STRIDE != V:  # rows ROW_STRIDE elements apart, for logits and dlogits alike: each in a buffer
+        # of (M − 1) · ROW_STRIDE + V elements, its last row ending the buffer (3 rows 1.1e9 apart: 4.1 GiB
+        # of bf16 each, not the 6.1 of 3 whole strides). Between x's rows lies other data (normal values,
+        # as a neighbour's would be: NaN there would say "NaN" where the fault is an address); g's gaps
+        # stay poisoned, as outputs are
+        size = (M - 1) * ROW_STRIDE + V
+        x = torch.empty(size, dtype=logits.dtype, device=logits.device)
         x.normal_(generator=torch.Generator(logits.device).manual_seed(0))
-        x[:, :V] = logits
-        g = scratch((M, ROW_STRIDE), like=logits)
+        x.as_strided((M, V), (ROW_STRIDE, 1)).copy_(logits)
+        g = scratch(size, like=logits)
     k.ce_count_kernel[(1,)](target, n_valid, M, IGNORE, BLOCK_M=BLOCK_M)
-    k.ce_fwd_bwd_kernel[(programs(logits, M, BLOCK_V),)](x, target, dloss, n_valid, loss_rows, g, M, V, ROW_STRIDE,
-                                                         IGNORE, BLOCK_V=BLOCK_V, num_warps=warps(BLOCK_V), num_stages=1)
+    k.ce_fwd_bwd_kernel[(programs(logits, M, BLOCK_V, PROGRAMS),)](
+        x, target, dloss, n_valid, loss_rows, g, M, V, ROW_STRIDE, IGNORE, BLOCK_V=BLOCK_V, num_warps=warps(BLOCK_V),
+        num_stages=1)
     if g is not dlogits:
-        dlogits.copy_(g[:, :V])
+        dlogits.copy_(g.as_strided((M, V), (ROW_STRIDE, 1)))
     loss.copy_(loss_rows.sum().reshape(1))  # M numbers, each already divided by n
 
 
@@ -120,6 +121,9 @@ SPREAD = ("only the rows whose logits spread 200 apart fail: logsumexp(x) = m + 
           "m = the row's running max, updated block by block, keeps every exp(x − m) ≤ 1. A shift by the row's mean, "
           "by the first block's max, or by a max not carried from block to block overflows (or underflows to 0) on "
           "such rows.")
+EARLY = ("only the rows whose first block holds the max, 200 above the rest, fail: is the running max kept from "
+         "block to block? m_new = max(m, the block's max); a block's own max in its place is exact while the blocks' "
+         "maxima stay within 88 of each other, but here the rescale exp(m − m_new) = exp(200) overflows.")
 NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded lanes load other=0.0, the "
             "max is 0 instead of the row's own max, and exp(x − 0) underflows to 0 (log 0 = −inf). Load "
             "them with other=-float(\"inf\"): exp(-inf − m) = 0 adds nothing to the sum.")
@@ -133,7 +137,7 @@ PUZZLE = puzzle(
     parts=[part("step", "loss and dlogits, a few programs walking the rows", ["ce_count_kernel", "ce_fwd_bwd_kernel"],
                 outputs=[out("loss", dtype="float32", tolerance={"bfloat16": TOLERANCES["float32"]}), "dlogits"],
                 grads={"dlogits": "logits"}, upstream={"loss": "dloss"}, launch=launch)],
-    params={"BLOCK_V": 16, "BLOCK_M": next_pow2("M"), "ROW_STRIDE": row_stride},
+    params={"BLOCK_V": 16, "BLOCK_M": next_pow2("M"), "ROW_STRIDE": row_stride, "PROGRAMS": None},
     condition=digits_lost,
     variants=[variant("padded_zero", "fill", "the loss and dlogits match a row sum with one extra exp(0) = 1 per "
                       "padded lane of the last block: load the padded lanes with other=-float(\"inf\") (exp(-inf) = "
@@ -171,6 +175,7 @@ PUZZLE = puzzle(
                    "and store with the same mask; and every loop over the blocks must reach it (a bound of "
                    "V // BLOCK_V leaves it out).", ("fill", "mask", "loop"))},
     summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags or "spread" in c.tags, cause="stability"),
+               SummaryPattern(EARLY, lambda c: "early" in c.tags, candidates=("accumulate", "stability")),
                SummaryPattern(SPREAD, lambda c: "spread" in c.tags, candidates=("stability", "accumulate")),
                SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
                SummaryPattern(CONFIDENT, lambda c: "confident" in c.tags, candidates=("precision",)),
@@ -181,7 +186,9 @@ PUZZLE = puzzle(
                               "at logits_ptr + r * stride, and its gradient at dlogits_ptr + r * stride.",
                               lambda c: "strided" in c.tags, cause="address")],
     cases=[case(M=4, V=40, documented=True),
-           case(M=1, V=1), case(M=1, V=12), case("M=4, V=12: one partly filled block", M=4, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32), case(M=8, V=300, BLOCK_V=64),
+           case(M=1, V=1), case(M=1, V=12), case("M=4, V=12: one partly filled block", M=4, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32),
+           # 8 rows by 3 programs (the interpreter's), then by 2 and by 5: a kernel must read how many
+           case(M=8, V=300, BLOCK_V=64, launches={"PROGRAMS": (2, 5)}),
            case("confident rows (the target's logit = row max + 10)", M=4, V=50, tags=("confident",),
                 inputs=CONFIDENT_INPUTS),
            case("ignored rows (every 3rd target = -100)", M=20, V=24, tags=("ignored",),
@@ -195,6 +202,10 @@ PUZZLE = puzzle(
                 inputs={"logits": spread_rows("M V", "late")}),
            case("the first half of each row 200 below the rest", M=4, V=64, tags=("spread",),
                 inputs={"logits": spread_rows("M V", "low_first")}),
+           # a later block's max far below the first's: a max taken per block, not kept, rescales the sum
+           # by exp(m_old − m_new) = exp(200) and overflows
+           case("the max in the first block, 200 above the rest", M=4, V=64, tags=("spread", "early"),
+                inputs={"logits": spread_rows("M V", "early")}),
            case("all logits far below 0 (-120 + randn)", M=4, V=20, tags=("negative",),
                 inputs={"logits": randn("M V", -120.0)}),
            case("rows 37 elements apart (a strided view)", M=4, V=30, ROW_STRIDE=37, tags=("strided",)),
@@ -212,6 +223,8 @@ PUZZLE = puzzle(
                          case(M=8192, V=128256, dtype="bfloat16", **WIDE)],
                 traffic=lambda logits, M, V: 2 * M * V * logits.element_size(),
                 torch=torch_step, liger=liger_step),
+    # on paper: the rows 1.1e9 elements apart, logits and dlogits 4.1 GiB each (everything else under 1)
+    gpu_memory=8.5,
 )
 
 

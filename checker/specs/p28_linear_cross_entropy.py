@@ -203,6 +203,17 @@ def column_0_at(shape: str, value: float):
     return custom(shape, draw, note=f"0.3·randn, column 0 = {value:g}")
 
 
+def first_rows_at(shape: str, value: float, rows: int):
+    """0.3·randn with column 0 of the first `rows` rows set to `value`: with x's column 0 at 10, the
+    logits of the first `rows` vocabulary entries stand about 10 · value above the rest."""
+    def draw(gen, dims, sizes):
+        import torch
+        t = 0.3 * torch.randn(*dims, generator=gen, dtype=torch.float64)
+        t[:rows, 0] = value
+        return t
+    return custom(shape, draw, note=f"0.3·randn, column 0 of the first {rows} rows = {value:g}")
+
+
 # -- inputs: confident rows -----------------------------------------------------------------------
 def confident_w(V: int, H: int):
     """The confident cases' w: one fixed draw (x is made from it, and a draw cannot see another)."""
@@ -350,6 +361,12 @@ PUZZLE = puzzle(
                               "to the loss, its gradient row is 0, and the mean divides by the rows that count.",
                               lambda c: "ignored" in c.tags, candidates=("formula", "mask")),
                SummaryPattern(CONFIDENT, lambda c: "confident" in c.tags, candidates=("precision",)),
+               SummaryPattern("only the rows whose first column tile holds the max, 200 above the rest, fail: is "
+                              "the row's max kept as the tiles' partials are combined? lse = M + log Σ_t s_t "
+                              "exp(m_t − M) with M the largest m_t of the whole row; combined step by step, each "
+                              "step's own max in its place is exact while the steps' maxima stay within 88 of "
+                              "each other, but here the rescale exp(200) overflows.",
+                              lambda c: "early" in c.tags, candidates=("accumulate", "stability")),
                SummaryPattern("only the rows whose logits are all far below 0 fail: a 0 where -inf belongs (a "
                               "padded column of the last tile left at the product's 0, a padded entry of the row's "
                               "tile maxima) becomes the max, and exp(z − 0) underflows to 0 (log 0 = −inf).",
@@ -377,6 +394,10 @@ PUZZLE = puzzle(
                 inputs={"x": randn("N H", 0.0, 10.0), "w": randn("V H", 0.0, 2.0)}),
            case("all logits far below 0 (about -121)", N=12, H=24, V=80, tags=("negative",),
                 inputs={"x": column_0_at("N H", -11.0), "w": column_0_at("V H", 11.0)}),
+           # the first column tile's max 200 above the later tiles': a max taken per step of tiles instead of
+           # kept from step to step rescales the sum by exp(200) and overflows
+           case("the first column tile's logits 200 above the rest", N=12, H=24, V=100, tags=("early",),
+                inputs={"x": column_0_at("N H", 10.0), "w": first_rows_at("V H", 20.0, 16)}),
            case("confident rows (the target's logit 12, the others about 1.5·randn)", N=12, H=64, V=64,
                 tags=("confident",), inputs=confident_inputs(12.0)),
            case(N=20, H=24, V=40, dtype="bfloat16", gpu_only=False),

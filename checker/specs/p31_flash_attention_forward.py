@@ -2,7 +2,9 @@
 one program per query block walking the key blocks with puzzle 11's online softmax and tl.dot."""
 from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, variant)
-from checker.specs.families.attention import bench_sizes, flops_note, grouped_cases, kv_heads, per_query_head, sdpa_backend
+from checker.specs.families.attention import (bench_sizes, by_query_blocks, first_keys_above, flops_note,
+                                             grouped_cases, kv_heads, per_query_head, query_blocks, scores,
+                                             sdpa_backend)
 
 # lse is fp32 whatever the inputs: from bf16 q and k the scores are exact products summed in fp32,
 # so lse stays within a few fp32 roundings (a bf16 score or sum misses it by 2**-9 of its size)
@@ -17,29 +19,31 @@ FAST = dict(BLOCK_Q=128, BLOCK_K=64, NUM_WARPS=8, NUM_STAGES=3)
 FAST_D64 = dict(BLOCK_Q=128, BLOCK_K=64, NUM_WARPS=4, NUM_STAGES=3)
 
 
-def scores(q, k, CAUSAL: bool, factor: float = 1.0):
-    """scale · q kᵀ (times factor), -inf above the diagonal when causal (query i sees keys j <= i); each
-    query head against its key head (per_query_head: grouped-query attention)."""
-    import torch
-    s = q @ per_query_head(k, q).transpose(-1, -2) * (factor / q.shape[-1] ** 0.5)
-    if CAUSAL:
-        L, S = s.shape[-2:]
-        s = s.masked_fill(torch.ones(L, S, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
-    return s
-
-
 def score_size(q, k, CAUSAL) -> float:
     """The largest |score|, at least 1: exp2(s · log2 e − m) takes the rounding of s (a dot of D
     products) and of the difference, each about |s| roundings of fp32 absolute, so every weight
     carries a relative error of a few |s| roundings (scores near ±150 cost two digits)."""
-    s = scores(q, k, CAUSAL)
-    return max(1.0, float(s[s > float("-inf")].abs().max()))
+    largest = 1.0
+    for rows in query_blocks(q, k):
+        s = scores(q, k, CAUSAL, rows=rows)
+        largest = max(largest, float(s.masked_fill(s == float("-inf"), 0.0).abs().max()))
+    return largest
 
 
 def attention(q, k, v, CAUSAL):
     """The page's formulas: o = softmax(s) v and lse = log Σ_j exp(s_ij)."""
-    s = scores(q, k, CAUSAL)
-    return {"o": s.softmax(-1) @ per_query_head(v, q), "lse": s.logsumexp(-1)}
+    return softmax_of(q, k, v, CAUSAL)
+
+
+def softmax_of(q, k, v, CAUSAL, factor: float = 1.0):
+    """o and lse of the scores times `factor` (1: attention; others: known bugs), a block of query
+    rows at a time (checker/specs/families/attention.py: query_blocks)."""
+    vq = per_query_head(v, q)
+
+    def block(rows):
+        s = scores(q, k, CAUSAL, factor, rows)
+        return {"o": s.softmax(-1) @ vq, "lse": s.logsumexp(-1)}
+    return by_query_blocks(q, k, block)
 
 
 def online(q, k, v, L, S, BLOCK_Q, BLOCK_K, CAUSAL, *, rescale_acc: bool = True, rescale_sum: bool = True,
@@ -91,24 +95,31 @@ def bug(name: str, **switches):
 
 
 def unscaled(q, k, v, CAUSAL):
-    s = scores(q, k, CAUSAL, factor=q.shape[-1] ** 0.5)
-    return {"o": s.softmax(-1) @ per_query_head(v, q), "lse": s.logsumexp(-1)}
+    return softmax_of(q, k, v, CAUSAL, factor=q.shape[-1] ** 0.5)
 
 
 def exp_of_base2_scores(q, k, v, CAUSAL):
     """exp (base e) taken of scores already multiplied by log2(e) for exp2: a softmax 1.44 times too sharp."""
-    s = scores(q, k, CAUSAL, factor=1.4426950408889634)
-    return {"o": s.softmax(-1) @ per_query_head(v, q), "lse": s.logsumexp(-1)}
+    return softmax_of(q, k, v, CAUSAL, factor=1.4426950408889634)
+
+
+def lse_base2(q, k, v, CAUSAL):
+    found = attention(q, k, v, CAUSAL)
+    return {**found, "lse": found["lse"] * 1.4426950408889634}
 
 
 def lse_without_max(q, k, v, CAUSAL):
     """log(l) alone: lse − the row's max. Where a row sees one key, that is 0, which any kernel
     storing 0 there matches too (a query loaded as zeros, no key seen): NaN there, so that such a
     row is never taken for evidence of this bug."""
-    s = scores(q, k, CAUSAL)
-    lse = s.logsumexp(-1) - s.max(-1).values
-    single = (s > float("-inf")).sum(-1) == 1
-    return {**attention(q, k, v, CAUSAL), "lse": lse.masked_fill(single, float("nan"))}
+    vq = per_query_head(v, q)
+
+    def block(rows):
+        s = scores(q, k, CAUSAL, rows=rows)
+        single = (s > float("-inf")).sum(-1) == 1
+        lse = (s.logsumexp(-1) - s.max(-1).values).masked_fill(single, float("nan"))
+        return {"o": s.softmax(-1) @ vq, "lse": lse}
+    return by_query_blocks(q, k, block)
 
 
 def launch(kernels, q, k, v, o, lse, B, H, KV, L, S, D, BLOCK_Q, BLOCK_K, BLOCK_D, CAUSAL, NUM_WARPS, NUM_STAGES):
@@ -183,9 +194,7 @@ PUZZLE = puzzle(
                       "running max grows: multiply l by exp2(m_old − m_new) before adding the block's Σ p.",
                       bug("sum", rescale_sum=False)),
               variant("lse_base2", "formula", "lse matches the logsumexp in base 2, m + log2(l) with the max in "
-                      "base-2 units: multiply by ln 2 to store the natural log the backward uses.",
-                      lambda q, k, v, CAUSAL: {**attention(q, k, v, CAUSAL),
-                                               "lse": attention(q, k, v, CAUSAL)["lse"] * 1.4426950408889634}),
+                      "base-2 units: multiply by ln 2 to store the natural log the backward uses.", lse_base2),
               variant("lse_without_max", "formula", "lse matches log(l) alone: l sums exp(s − m), so "
                       "log Σ exp(s) = m + log l; add the row's final max (in the natural log: (m + log2 l) · ln 2).",
                       lse_without_max)],
@@ -201,6 +210,11 @@ PUZZLE = puzzle(
                SummaryPattern("only the cases with large logits fail: exp of a score above 88 overflows fp32. Keep "
                               "the running max m and exponentiate s − m (each term at most 1).",
                               lambda c: "large" in c.tags, cause="stability"),
+               SummaryPattern("only the case whose first key block scores 200 above the rest fails: is the running "
+                              "max kept from block to block? m_new = max(m, the block's max); a block's own max in "
+                              "its place is exact while the blocks' maxima stay within 88 of each other, but here "
+                              "the rescale exp2(m − m_new) of the running sum and output overflows.",
+                              lambda c: "early" in c.tags, candidates=("accumulate", "stability")),
                SummaryPattern("only the cases whose scores are all far below 0 fail: exp2 of a score below −149 "
                               "is 0 in fp32, so l = 0 and o = 0 / 0. Does the running max start at -inf (not 0), so "
                               "that the first block sets it to the row's own max?",
@@ -224,6 +238,9 @@ PUZZLE = puzzle(
                 inputs={"q": randn("B H L D", 0.0, 6.0)}),
            case("all scores far below 0 (q: −6 + 0.5·randn, k: 6 + 0.5·randn)", B=1, H=2, L=20, S=24, D=16,
                 tags=("negative",), inputs={"q": randn("B H L D", -6.0, 0.5), "k": randn("B H S D", 6.0, 0.5)}),
+           # a later key block's max far below the first's: a max taken per block, not kept, overflows
+           case("the first key block's scores 200 above the rest", B=1, H=1, L=20, S=40, D=16, tags=("early",),
+                inputs=first_keys_above()),
            case("causal, large logits (k: 6·randn + 3)", B=1, H=2, L=40, S=40, D=16, CAUSAL=True,
                 tags=("large", "causal"), inputs={"k": randn("B H S D", 3.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),

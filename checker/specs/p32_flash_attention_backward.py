@@ -2,8 +2,9 @@
 not: Δ in a first kernel, dK and dV by programs that own a key block, dQ by a second walk."""
 from checker.puzzle import (CONDITIONED, SummaryPattern, Tolerance, bench, case, cdiv, next_pow2, out, part, puzzle,
                             randn, scratch, variant)
-from checker.specs.families.attention import (TUTORIAL_NOTE, bench_sizes, flops_note, grouped_cases, kv_heads, per_kv_head,
-                                             per_query_head, sdpa_backend, tutorial_backward)
+from checker.specs.families.attention import (TUTORIAL_NOTE, bench_sizes, by_query_blocks, flops_note, grouped_cases,
+                                             kv_heads, per_kv_head, per_query_head, query_blocks, scores, sdpa_backend,
+                                             tutorial_backward)
 
 # dQ is an fp32 buffer that starts at zero (a kernel may add into it with atomics); from bf16 inputs
 # its products take P and dS rounded to bf16 (tl.dot's operands), as dK and dV do. On the H100 the
@@ -27,32 +28,38 @@ BENCH_LAUNCH = {(64, False): FAST_D64, (64, True): FAST_D64, (128, False): FAST,
 LOG2E = 1.4426950408889634
 
 
-def scores(q, k, CAUSAL: bool):
-    """scale · q kᵀ, -inf above the diagonal when causal (query i sees keys j <= i); each query head
-    against the key head it reads (per_query_head: grouped-query attention)."""
-    import torch
-    s = q @ per_query_head(k, q).transpose(-1, -2) * q.shape[-1] ** -0.5
-    if CAUSAL:
-        L, S = s.shape[-2:]
-        s = s.masked_fill(torch.ones(L, S, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
-    return s
-
-
 def attention(q, k, v, CAUSAL):
-    return {"o": scores(q, k, CAUSAL).softmax(-1) @ per_query_head(v, q)}
+    """o = softmax(s) v, a block of query rows at a time (checker/specs/families/attention.py:
+    query_blocks), each block's scores made again for its gradient (torch's checkpoint): autograd
+    holds one block's scores at a time, not the whole L × S of them (2 GiB a head at 16384 keys)."""
+    from torch.utils.checkpoint import checkpoint
+    vq = per_query_head(v, q)
+
+    def block(rows):
+        return {"o": checkpoint(lambda q, k, vq: scores(q, k, CAUSAL, rows=rows).softmax(-1) @ vq, q, k, vq,
+                                use_reentrant=False)}
+    return by_query_blocks(q, k, block)
 
 
-def backward(q, k, v, do, P, *, CAUSAL: bool, delta_from_do: bool = False, scale_in_ds: bool = True) -> dict:
-    """The page's equations from a given P (the right one, or one a buggy kernel rebuilds); Δ from the
-    forward's own P (a kernel reads the forward's O), as rowsum(P ∘ dP) = dO · O, the sum autograd takes.
-    dK and dV per query head, summed over the query heads that share a key/value head (per_kv_head)."""
+def backward(q, k, v, do, make_p, *, CAUSAL: bool, delta_from_do: bool = False, scale_in_ds: bool = True) -> dict:
+    """The page's equations from a P that make_p(rows) gives for a block of query rows (the right one,
+    or one a buggy kernel rebuilds); Δ from the forward's own P (a kernel reads the forward's O), as
+    rowsum(P ∘ dP) = dO · O, the sum autograd takes. A block of query rows at a time: dQ's rows are
+    the block's own, dK and dV add every block's share. dK and dV per query head, summed over the
+    query heads that share a key/value head (per_kv_head)."""
+    import torch
     scale = q.shape[-1] ** -0.5 if scale_in_ds else 1.0
     kq, vq = per_query_head(k, q), per_query_head(v, q)
-    dp = do @ vq.transpose(-1, -2)                                   # dP = dO Vᵀ
-    delta = do.sum(-1) if delta_from_do else (right_p(q, k, CAUSAL) * dp).sum(-1)   # Δ = rowsum(dO ∘ O)
-    ds = P * (dp - delta[..., None])                                 # dS = P ∘ (dP − Δ)
-    return {"dq": ds @ kq * scale, "dk": per_kv_head(ds.transpose(-1, -2) @ q * scale, k),
-            "dv": per_kv_head(P.transpose(-1, -2) @ do, v)}
+    dq, dkq, dvq = torch.zeros_like(q), torch.zeros_like(kq), torch.zeros_like(vq)
+    for rows in query_blocks(q, k):
+        P, dob = make_p(rows), do[..., rows, :]
+        dp = dob @ vq.transpose(-1, -2)                                          # dP = dO Vᵀ
+        delta = dob.sum(-1) if delta_from_do else (right_p(q, k, CAUSAL, rows) * dp).sum(-1)   # Δ = rowsum(dO ∘ O)
+        ds = P * (dp - delta[..., None])                                         # dS = P ∘ (dP − Δ)
+        dq[..., rows, :] = ds @ kq * scale
+        dkq += ds.transpose(-1, -2) @ q[..., rows, :] * scale
+        dvq += P.transpose(-1, -2) @ dob
+    return {"dq": dq, "dk": per_kv_head(dkq, k), "dv": per_kv_head(dvq, v)}
 
 
 def cancellation(q, k, v, do, CAUSAL) -> float:
@@ -63,69 +70,85 @@ def cancellation(q, k, v, do, CAUSAL) -> float:
     keeps such a case checked, at 1000 units). And large scores: P = exp2(s · log2 e − lse · log2 e)
     takes the rounding of s (a dot of D products), of lse and of their difference, each some |s|
     roundings of fp32 absolute, so P carries a relative error of a few |s| roundings: the largest
-    |s| counts as that many units."""
-    def ratio(terms, left) -> float:
-        terms, left = float(terms.pow(2).mean().sqrt()), float(left.pow(2).mean().sqrt())
+    |s| counts as that many units. Summed a block of query rows at a time (dK's terms over all of them)."""
+    import torch
+
+    def ratio(terms: float, left: float) -> float:  # of sums of squares over the same elements: of RMS
+        terms, left = terms ** 0.5, left ** 0.5
         return 1000.0 if left * 1000.0 < terms else max(1.0, terms / left)
-    P = right_p(q, k, CAUSAL)
-    k, v = per_query_head(k, q), per_query_head(v, q)
-    dp = do @ v.transpose(-1, -2)
-    ds = P * (dp - (P * dp).sum(-1, keepdim=True))
-    pdp = P * dp
-    worst = max(ratio(pdp, ds), ratio(pdp @ k, ds @ k), ratio(pdp.transpose(-1, -2) @ q, ds.transpose(-1, -2) @ q))
-    s = scores(q, k, CAUSAL)
-    return max(float(s[s > float("-inf")].abs().max()), worst)
+    kq, vq = per_query_head(k, q), per_query_head(v, q)
+    squares = [0.0] * 4  # Σ (P ∘ dP)², Σ dS², Σ (P ∘ dP K)², Σ (dS K)²
+    pdp_q, ds_q = torch.zeros_like(kq), torch.zeros_like(kq)   # (P ∘ dP)ᵀ Q and dSᵀ Q, over every row
+    largest = 0.0
+    for rows in query_blocks(q, k):
+        s = scores(q, k, CAUSAL, rows=rows)
+        largest = max(largest, float(s.masked_fill(s == float("-inf"), 0.0).abs().max()))
+        P = s.softmax(-1)
+        pdp = P * (do[..., rows, :] @ vq.transpose(-1, -2))
+        ds = pdp - P * pdp.sum(-1, keepdim=True)
+        for i, t in enumerate((pdp, ds, pdp @ kq, ds @ kq)):
+            squares[i] += float(t.pow(2).sum())
+        pdp_q += pdp.transpose(-1, -2) @ q[..., rows, :]
+        ds_q += ds.transpose(-1, -2) @ q[..., rows, :]
+    worst = max(ratio(squares[0], squares[1]), ratio(squares[2], squares[3]),
+                ratio(float(pdp_q.pow(2).sum()), float(ds_q.pow(2).sum())))
+    return max(largest, worst)
 
 
-def right_p(q, k, CAUSAL, **_):
-    return scores(q, k, CAUSAL).softmax(-1)
+def right_p(q, k, CAUSAL, rows: slice = slice(None), **_):
+    return scores(q, k, CAUSAL, rows=rows).softmax(-1)
 
 
-def visited(L, S, BLOCK_Q, BLOCK_K, CAUSAL, device="cpu"):
-    """[L, S]: the scores in blocks the kernels compute (a causal walk stops after the diagonal), on
+def visited(L, S, BLOCK_Q, BLOCK_K, CAUSAL, device="cpu", rows: slice = slice(None)):
+    """[rows, S]: the scores in blocks the kernels compute (a causal walk stops after the diagonal), on
     the device of the reference (a GPU computes the long cases' in seconds)."""
     import torch
-    i = torch.arange(L, device=device)[:, None] // BLOCK_Q * BLOCK_Q
+    i = torch.arange(L, device=device)[rows][:, None] // BLOCK_Q * BLOCK_Q
     j = torch.arange(S, device=device)[None, :] // BLOCK_K * BLOCK_K
-    return (j < i + BLOCK_Q) if CAUSAL else torch.ones(L, S, dtype=torch.bool, device=device)
+    return (j < i + BLOCK_Q) if CAUSAL else torch.ones(i.shape[0], S, dtype=torch.bool, device=device)
 
 
 def with_p(make_p, **switches):
     def compute(q, k, v, do, L, S, BLOCK_Q, BLOCK_K, CAUSAL):
-        P = make_p(q=q, k=k, L=L, S=S, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K, CAUSAL=CAUSAL)
-        return backward(q, k, v, do, P, CAUSAL=CAUSAL, **switches)
+        return backward(q, k, v, do, lambda rows: make_p(q=q, k=k, L=L, S=S, BLOCK_Q=BLOCK_Q, BLOCK_K=BLOCK_K,
+                                                        CAUSAL=CAUSAL, rows=rows), CAUSAL=CAUSAL, **switches)
     return compute
 
 
-def p_mask_forgotten(q, k, L, S, BLOCK_Q, BLOCK_K, CAUSAL, **_):
+def p_mask_forgotten(q, k, L, S, BLOCK_Q, BLOCK_K, CAUSAL, rows, **_):
     """The forward's (causal) lse, but P not masked in the backward: exp(s − lse) on every score of
     the blocks the walk visits."""
-    s = scores(q, k, False)
-    lse = scores(q, k, CAUSAL).logsumexp(-1)
-    return (s - lse[..., None]).exp() * visited(L, S, BLOCK_Q, BLOCK_K, CAUSAL, q.device)
+    s = scores(q, k, False, rows=rows)
+    lse = scores(q, k, CAUSAL, rows=rows).logsumexp(-1)
+    return (s - lse[..., None]).exp() * visited(L, S, BLOCK_Q, BLOCK_K, CAUSAL, q.device, rows)
 
 
-def p_mask_always(q, k, CAUSAL, **_):
+def p_mask_always(q, k, CAUSAL, rows, **_):
     """The forward's lse, but P masked causally whether or not the attention is causal."""
-    lse = scores(q, k, CAUSAL).logsumexp(-1)
-    return (scores(q, k, True) - lse[..., None]).exp()
+    lse = scores(q, k, CAUSAL, rows=rows).logsumexp(-1)
+    return (scores(q, k, True, rows=rows) - lse[..., None]).exp()
 
 
-def p_natural_lse_in_base2(q, k, CAUSAL, **_):
+def p_natural_lse_in_base2(q, k, CAUSAL, rows, **_):
     """exp2(s · log2 e − lse): the natural-log lse subtracted from base-2 scores, e^(s − lse · ln 2)."""
-    s = scores(q, k, CAUSAL)
+    s = scores(q, k, CAUSAL, rows=rows)
     return (s - s.logsumexp(-1, keepdim=True) / LOG2E).exp()
 
 
-def p_blockwise(q, k, S, BLOCK_K, CAUSAL, **_):
+def p_blockwise(q, k, S, BLOCK_K, CAUSAL, rows, **_):
     """P rebuilt with each key block's own max and sum: a softmax over the block alone."""
     import torch
-    s = scores(q, k, CAUSAL)
+    s = scores(q, k, CAUSAL, rows=rows)
     P = torch.zeros_like(s)
     for start in range(0, S, BLOCK_K):
         block = s[..., start:start + BLOCK_K]
         P[..., start:start + BLOCK_K] = block.softmax(-1).nan_to_num(0.0)  # a block the row cannot see: 0
     return P
+
+
+def page_backward(q, k, v, do, CAUSAL) -> dict:
+    """dQ, dK and dV by the page's equations, from the softmax P."""
+    return backward(q, k, v, do, lambda rows: right_p(q, k, CAUSAL, rows), CAUSAL=CAUSAL)
 
 
 def forward_saved(q, k, v, CAUSAL) -> tuple:
@@ -136,12 +159,15 @@ def forward_saved(q, k, v, CAUSAL) -> tuple:
         import torch
         o = torch.empty_like(q)
         lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
-        # one head at a time: 16 heads of 16384 keys hold 16 GiB of fp32 scores at once
+        # one head and one block of query rows at a time: 16 heads of 16384 keys hold 16 GiB of fp32
+        # scores at once, one head 1 GiB
         k, v = per_query_head(k, q), per_query_head(v, q)
         for head, (qh, kh, vh) in enumerate(zip(*(t.reshape(-1, *t.shape[-2:]) for t in (q, k, v)))):
-            s = scores(qh.float(), kh.float(), CAUSAL)
-            o.view(-1, *o.shape[-2:])[head] = (s.softmax(-1) @ vh.float()).to(q.dtype)
-            lse.view(-1, lse.shape[-1])[head] = s.logsumexp(-1)
+            qh, kh, vh = qh.float(), kh.float(), vh.float()
+            for rows in query_blocks(qh, kh):
+                s = scores(qh, kh, CAUSAL, rows=rows)
+                o.view(-1, *o.shape[-2:])[head, rows] = (s.softmax(-1) @ vh).to(q.dtype)
+                lse.view(-1, lse.shape[-1])[head, rows] = s.logsumexp(-1)
         _SAVED["key"], _SAVED["out"] = key, (o, lse)
     return _SAVED["out"]
 
@@ -216,11 +242,12 @@ PUZZLE = puzzle(
             "NUM_WARPS": 4, "NUM_STAGES": 2, "DQ_TILES": None},
     blocks={"L": "BLOCK_Q", "S": "BLOCK_K", "D": "BLOCK_D"},
     condition=cancellation,
-    formulas={"eq-p32-dv": ("dv", lambda q, k, v, do, CAUSAL: backward(q, k, v, do, right_p(q, k, CAUSAL), CAUSAL=CAUSAL)["dv"]),
-              "eq-p32-ds": ("dq", lambda q, k, v, do, CAUSAL: backward(q, k, v, do, right_p(q, k, CAUSAL), CAUSAL=CAUSAL)["dq"]),
-              "eq-p32-dk": ("dk", lambda q, k, v, do, CAUSAL: backward(q, k, v, do, right_p(q, k, CAUSAL), CAUSAL=CAUSAL)["dk"]),
+    formulas={"eq-p32-dv": ("dv", lambda q, k, v, do, CAUSAL: page_backward(q, k, v, do, CAUSAL)["dv"]),
+              "eq-p32-ds": ("dq", lambda q, k, v, do, CAUSAL: page_backward(q, k, v, do, CAUSAL)["dq"]),
+              "eq-p32-dk": ("dk", lambda q, k, v, do, CAUSAL: page_backward(q, k, v, do, CAUSAL)["dk"]),
               "eq-p32-p": ("dv", lambda q, k, v, do, CAUSAL: backward(
-                  q, k, v, do, (scores(q, k, CAUSAL) - scores(q, k, CAUSAL).logsumexp(-1, keepdim=True)).exp(),
+                  q, k, v, do, lambda rows: (scores(q, k, CAUSAL, rows=rows)
+                                             - scores(q, k, CAUSAL, rows=rows).logsumexp(-1, keepdim=True)).exp(),
                   CAUSAL=CAUSAL)["dv"])},
     variants=[hint("delta_from_do", "formula", "dQ and dK match Δ = rowsum(dO) alone: Δ_i = Σ_j P_ij dP_ij = dO_i · O_i, "
                    "the row sum of dO ∘ O (the forward's output, which attn_bwd_preprocess loads).", right_p,

@@ -86,6 +86,16 @@ class Bug:
         return tuple(c for c in (self.cause, *self.accept) if c)
 
 
+def summed_without_other(part: str, load: str) -> Bug:
+    """The bug of a load whose masked-off lanes are summed, its other=0.0 dropped: those lanes are
+    undefined (the interpreter reads them as NaN, a GPU as whatever its registers held, often 0, and
+    then it passes there). The same in every puzzle that sums a masked load."""
+    return Bug("summed_load_without_other", part, ((load, load.replace(", other=0.0", ""), 1),), cause="fill",
+               reasons=(("masked-off lanes",), ("other=0.0",)), not_causes=("atomic",), gpu_by_chance=True,
+               notes="the padded lanes' other=0.0 dropped: the interpreter reads them as NaN, a GPU as whatever "
+                     "its registers held")
+
+
 @dataclass(frozen=True)
 class Right:
     """A correct kernel written differently from the reference: it must pass."""

@@ -2,7 +2,7 @@
 correct kernels it passes (PASSING), the learner bugs and rewrites tests/bugs/measure.py measures
 (MEASURED, RIGHT), the mutants no check can catch (EQUIVALENT). What each list means:
 tests/bugs/__init__.py."""
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, summed_without_other
 from bugs.reasons import PROMOTED
 
 ACC = "    acc = tl.zeros([BLOCK_N], dtype=tl.float32)\n"
@@ -42,6 +42,7 @@ PINNED = [
         not_causes=("atomic",),
         notes="row i starts at i * N, not i * BLOCK_N: the rows overlap or leave gaps (or, for N < BLOCK_N, "
               "run past the end of x)"),
+    summed_without_other("forward", LOAD),
     Bug("accumulator_in_fp16", "forward",
         ((ACC, "    acc = tl.zeros([BLOCK_N], dtype=tl.float16)\n", 1),
          (LOAD, "        acc += tl.load(x_row + cols, mask=cols < N, other=0.0).to(tl.float16)\n", 1)),

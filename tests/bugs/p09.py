@@ -1,7 +1,7 @@
 """Every known kernel of puzzle 9 (column sum across programs): the bugs tests/test_contract.py pins
 (PINNED) and the correct kernels it passes (PASSING), the learner bugs and rewrites
 tests/bugs/measure.py measures (MEASURED, RIGHT). What each list means: tests/bugs/__init__.py."""
-from bugs import Bug, Right
+from bugs import Bug, Right, summed_without_other
 
 ATOMIC = "    tl.atomic_add(y_ptr + cols, partial, mask=col_ok)\n"
 LOAD = "    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0).to(tl.float32)\n"
@@ -46,6 +46,7 @@ PINNED = [
         reasons=(("out of bounds", "out-of-bounds"), ("x_ptr",)),
         not_causes=("atomic",),
         notes="the last row block reads rows past M: past the end of x"),
+    summed_without_other("forward", LOAD),
     Bug("atomic_without_mask", "forward",
         ((ATOMIC, "    tl.atomic_add(y_ptr + cols, partial)\n", 1),),
         cause="mask",

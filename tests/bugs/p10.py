@@ -4,7 +4,7 @@ tests/bugs/measure.py measures (MEASURED, RIGHT), the mutants no check can catch
 each list means: tests/bugs/__init__.py."""
 from pathlib import Path
 
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, summed_without_other
 from bugs.reasons import WHERE_ZEROES
 
 LOOP = "    for start in range(0, N, BLOCK_N):\n"
@@ -47,6 +47,7 @@ PINNED = [
         not_causes=("atomic", "stability"), not_words=("out of bounds",),
         notes="a lane past N loaded 0 and adds (0 - mean)² to the sum: wrong wherever N is not a multiple "
               "of BLOCK_N"),
+    summed_without_other("forward", PASS1_LOAD),
     Bug("divided_by_block_instead_of_n", "forward",
         ((MEAN, "    mean = tl.sum(acc, axis=0) / BLOCK_N", 1), (VAR, "    var = tl.sum(acc, axis=0) / BLOCK_N", 1)),
         cause="formula",

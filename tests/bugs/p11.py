@@ -44,6 +44,11 @@ PINNED = [
         (("        m_lane = m_new\n", "        m_lane = tl.where(m_lane > -float('inf'), m_lane, m_new)\n", 1),),
         cause="accumulate", named="candidates", not_causes=("atomic", "mask"),
         notes="the running max never grows past the first chunk's: a later value 200 above it overflows"),
+    Bug("online_max_per_chunk", "online",
+        (("        m_new = tl.maximum(m_lane, x)\n", "        m_new = tl.where(x > -float(\"inf\"), x, m_lane)\n", 1),),
+        cause="accumulate", named="candidates", not_causes=("atomic", "mask"),
+        notes="each chunk's own value as the lane's max instead of the max kept from chunk to chunk: exact "
+              "while they stay within 88 of each other, overflows where a later chunk is 200 below the first"),
     Bug("online_sum_not_rescaled", "online",
         ((RESCALE, "s_lane + tl.exp(x - m_new)", 1),),
         cause="accumulate",

@@ -20,6 +20,13 @@ PINNED = [
         reasons=(("Data race on `dx_ptr`",), ("belongs to exactly one program",)),
         not_causes=("atomic",),
         notes="every program walks every later row block: programs overlap, dx is written twice"),
+    Bug("programs_written_in", "backward",
+        (("    programs = tl.num_programs(0)\n", "    programs = 3  # the interpreter's\n", 1),),
+        cause="hardcoded",
+        reasons=(("tl.num_programs(0)",), ("PROGRAMS = 2",)),
+        not_causes=("atomic",),
+        notes="the interpreter's 3 programs written in: right where the launch starts 3; with 2 row blocks go "
+              "undone, with 5 two programs walk the same rows (a race on dx, shares counted twice)"),
     Bug("partials_not_reduced", "backward",
         (("    for start in range(0, P, BLOCK_P):", "    for start in range(0, 1, BLOCK_P):", 1),),
         cause="loop", named="none",

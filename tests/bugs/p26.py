@@ -55,6 +55,15 @@ PINNED = [
         reasons=(("Data race on `dx_ptr`", "Data race on `z_ptr`"), ("belongs to exactly one program",)),
         not_causes=("atomic",),
         notes="every program walks every later row: dx and z are written by several programs"),
+    Bug("product_tiles_stepped_by_three", "forward",
+        (("    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, tl.num_programs(0), flatten=True):",
+          "    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, 3, flatten=True):", 1),),
+        cause="hardcoded",
+        reasons=(("tl.num_programs(0)",), ("PROGRAMS = 2",)),
+        not_causes=("atomic",),
+        notes="the interpreter's 3 programs written into the forward product's walk over its tiles: right "
+              "where 3 or more programs walk them, tiles never written where the launch starts 2 (one per SM "
+              "on a GPU)"),
     Bug("wg_sum_added_into_an_uncleared_buffer", "forward",
         (("    tl.store(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", "    tl.atomic_add(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", 1),),
         cause="accumulate", named="candidates",

@@ -101,6 +101,20 @@ PINNED = [
         not_causes=("atomic",),
         notes="the kernel of the first version of this page, launched on a grid of fewer programs than "
               "rows: rows P, P + 1, ... are never done"),
+    Bug("rows_stepped_by_three", "step",
+        ((ROWS, "    for row in range(tl.program_id(0), M, 3):\n", 1),),
+        cause="hardcoded",
+        reasons=(("tl.num_programs(0)",), ("PROGRAMS = 2",)),
+        not_causes=("atomic",),
+        notes="the interpreter's 3 programs written in: right wherever 3 or more programs walk the rows (each "
+              "row done, some twice with the same values), rows never written where the launch starts 2"),
+    Bug("running_max_per_block", "step",
+        (("            m_new = tl.maximum(m, tl.max(x, axis=0))\n", "            m_new = tl.max(x, axis=0)\n", 1),),
+        cause="accumulate", named="candidates",
+        not_causes=("atomic", "mask"),
+        notes="each block's own max instead of the max kept from block to block: exact while the blocks' maxima "
+              "stay within 88 of each other (the rescale works both ways), overflows where a later block's max "
+              "is 200 below the first's"),
     Bug("reversed_walk_off_by_one", "step",
         ((PASS2_WALK, PASS2_WALK.replace("(blocks - 1 - back)", "(blocks - back)"), 1),),
         cause="address", named="candidates",

@@ -24,6 +24,22 @@ WALK = """    for first in range(0, TILES, TILES_PER_STEP):
         stored = tl.load(z_row + cols, mask=ok, other=0.0).to(tl.float32)
 """
 NOT_ATOMICS = ("atomic", "race", "lost")
+# lse from the tiles' partials in one block, and the same combined step by step with each step's own max
+PARTIALS = """    m_t = tl.load(tile_max_ptr + row * TILES + t, mask=t < TILES, other=-float("inf"))
+    s_t = tl.load(tile_sum_ptr + row * TILES + t, mask=t < TILES, other=0.0)
+    m_row = tl.max(m_t, axis=0)
+""" + LSE
+PARTIALS_PER_STEP = """    m_row = -float("inf")
+    s_row = 0.0
+    for first in range(0, TILES, TILES_PER_STEP):
+        step = first + tl.arange(0, TILES_PER_STEP)
+        m_t = tl.load(tile_max_ptr + row * TILES + step, mask=step < TILES, other=-float("inf"))
+        s_t = tl.load(tile_sum_ptr + row * TILES + step, mask=step < TILES, other=0.0)
+        m_new = tl.max(m_t, axis=0)
+        s_row = s_row * tl.exp(m_row - m_new) + tl.sum(s_t * tl.exp(m_t - m_new), axis=0)
+        m_row = m_new
+    lse = m_row + tl.log(s_row)
+"""
 
 PINNED = [
     Bug("shift_not_added_back", "step",
@@ -100,6 +116,13 @@ PINNED = [
         reasons=(("bring it to the row's max",),),
         not_causes=("atomic",),
         notes="each tile's s_t is relative to its own max: right only where every tile's max is the row's"),
+    Bug("running_max_per_step", "step",
+        ((PARTIALS, PARTIALS_PER_STEP, 1),),
+        cause="accumulate", named="candidates",
+        not_causes=("atomic", "mask"),
+        notes="the partials combined step by step with each step's own max instead of the max kept from step to "
+              "step: exact while the steps' maxima stay within 88 of each other, overflows where the first "
+              "column tile's logits stand 200 above the rest"),
     Bug("mean_over_all_rows", "step",
         ((COUNT, "tl.sum((rows < M).to(tl.int32), axis=0)", 1),),
         cause="formula", named="candidates",

@@ -54,6 +54,13 @@ PINNED = [
         ((ACC, "        acc = acc + tl.dot(p.to(v.dtype), v)", 2),),
         cause="accumulate",
         reasons=(("running output that is not rescaled",),), not_causes=("atomic", "mask")),
+    Bug("running_max_per_block", "forward",
+        (("        m_new = tl.maximum(m, tl.max(s, axis=1) * qk_scale)\n", "        m_new = tl.max(s, axis=1) * qk_scale\n", 1),),
+        cause="accumulate", named="candidates",
+        not_causes=("atomic", "mask"),
+        notes="each whole key block's own max instead of the max kept from block to block: exact while the "
+              "blocks' maxima stay within 88 of each other, overflows where the first key block scores 200 "
+              "above the rest"),
     Bug("lse_in_base_2", "forward",
         ((LSE, "m + tl.log2(l)", 1),),
         cause="formula",

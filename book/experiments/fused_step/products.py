@@ -116,7 +116,7 @@ def sizes():
                                     ("dbeta", dbeta, grads[2]), ("dw", dw, grads[3]), ("db", db, grads[4]))}
                 with timing():
                     entry["step ms"] = median_ms(step)
-                tiles = lambda a, c: SPEC.product_programs(x, triton.cdiv(a, BM) * triton.cdiv(c, BN))  # noqa: E731
+                tiles = lambda a, c: SPEC.product_programs(x, triton.cdiv(a, BM) * triton.cdiv(c, BN), None)  # noqa: E731
                 alone = {
                     "forward": lambda: SOL.ln_epilogue_linear_kernel[(tiles(M, N),)](
                         blocks_of(x, BM, BK), blocks_of(wg, BN, BK), mean, rstd, wg_sum, bias, y, M, N, H, **gemm),
@@ -133,7 +133,7 @@ def sizes():
 
         # the memory-bound kernels alone (the reference's launches), each beside the copy of its bytes
         es = 2
-        p = SPEC.dx_programs(x, M, rows["BLOCK_ROW"])
+        p = SPEC.dx_programs(x, M, rows["BLOCK_ROW"], None)
         parts = torch.empty((p, H), **f32), torch.empty((p, H), **f32)
         splits = triton.cdiv(M, rows["DB_ROWS_PER_PROGRAM"])
         db_part = torch.empty((splits, N), **f32)

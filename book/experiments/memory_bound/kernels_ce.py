@@ -61,7 +61,7 @@ def launch_ref(logits, target, dloss, BLOCK_V=None, per_sm=None, warps=None, ker
     M, V = logits.shape
     BLOCK_V = BLOCK_V or ref_block(V)
     if per_sm is None or not logits.is_cuda:
-        P = SPEC.programs(logits, M, BLOCK_V)
+        P = SPEC.programs(logits, M, BLOCK_V, None)
     else:
         P = min(M, per_sm * sm_count(logits))
     dlogits = _empty_out(logits)

@@ -73,7 +73,7 @@ def launch_ref(x, gamma, dz, rows=None, warps=None, per_sm=None, stages=None, ke
     found = SPEC.tuned(x, H)
     ROWS = rows or (found.rows if found else SPEC.rows_for(BLOCK_H))
     if per_sm is None or not x.is_cuda:
-        P = SPEC.programs(x, M, H, ROWS)
+        P = SPEC.programs(x, M, H, ROWS, None)
     else:
         P = min(triton.cdiv(M, ROWS), per_sm * sm_count(x))
     dx, dgamma, dbeta = _empty_out(x, H)

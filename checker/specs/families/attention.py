@@ -1,6 +1,8 @@
-"""What the two attention puzzles (p31 forward, p32 backward) share in their benchmarks: the sizes
-a model runs, how PyTorch's pick is named, how the flops of a causal size are counted; and Triton's
-own tutorial as a column beside them."""
+"""What the two attention puzzles (p31 forward, p32 backward) share: the scores, a block of query rows
+at a time (a reference's float64 scores fit a learner's GPU), inputs whose first key block scores far
+above the rest; and in their benchmarks, the sizes a model runs, how PyTorch's pick is named, how the
+flops of a causal size are counted, and Triton's own tutorial as a column beside them."""
+from checker.puzzle import custom
 from checker.puzzle.tutorials import FUSED_ATTENTION, triton_tutorial, tutorial_column
 
 # (D, N, B) at H = 16: B·N = 4096 and 16384 tokens at N = 1024 and 4096, and the long rows a model
@@ -42,12 +44,51 @@ def flops_note(count: str) -> str:
             "every column; the masked half of the diagonal blocks still costs time)")
 
 
+# float64 scores a block of query rows holds at most (256 MiB): one head of 16384 queries against 16384
+# keys is 2 GiB of them, and a reference that holds a few such tensors at once does not fit a 16 GiB GPU
+ROW_BLOCK = 1 << 25
+
+
+def query_blocks(q, k) -> list:
+    """Slices of q's query rows (its dimension -2) whose scores against every key of every head hold
+    at most ROW_BLOCK elements: the long cases' references are computed a block of rows at a time
+    (each query's row of scores is its own), the short ones in one block, as a whole."""
+    heads = q[..., 0, 0].numel() if q.dim() > 2 else 1
+    L, S = q.shape[-2], k.shape[-2]
+    rows = max(1, ROW_BLOCK // max(1, heads * S))
+    return [slice(first, min(L, first + rows)) for first in range(0, L, rows)] or [slice(0, 0)]
+
+
+def scores(q, k, CAUSAL: bool, factor: float = 1.0, rows: slice = slice(None)):
+    """scale · q kᵀ (times factor) for the query rows `rows` (all by default), -inf above the diagonal
+    when causal (query i sees keys j <= i); each query head against its key head (per_query_head:
+    grouped-query attention)."""
+    import torch
+    first = rows.start or 0
+    qr = q[..., rows, :]
+    s = qr @ per_query_head(k, q).transpose(-1, -2) * (factor / q.shape[-1] ** 0.5)
+    if CAUSAL:
+        i = torch.arange(first, first + qr.shape[-2], device=s.device)[:, None]
+        j = torch.arange(s.shape[-1], device=s.device)[None, :]
+        s = s.masked_fill(j > i, float("-inf"))
+    return s
+
+
+def by_query_blocks(q, k, compute) -> dict:
+    """compute(rows) -> {name: a tensor of those query rows (dimension -2, or -1 for one number per
+    query)}, for each block of query_blocks(q, k), put back together along the rows."""
+    import torch
+    parts = [compute(rows) for rows in query_blocks(q, k)]
+    return {name: torch.cat([p[name] for p in parts], dim=-2 if parts[0][name].dim() == q.dim() else -1)
+            for name in parts[0]}
+
+
 def per_query_head(t, q):
     """k or v, [B, KV, S, D], as every query head of q [B, H, L, D] reads it: grouped-query attention
     shares each key/value head among H / KV query heads, query head h reading key/value head
     h // (H / KV) (KV = H: one each, the plain case). One head's [S, D] is read as it is."""
-    if t.dim() < 3:
-        return t
+    if t.dim() < 3 or t.shape[-3] == q.shape[-3]:
+        return t  # (not a copy: autograd then runs the blocks of a long case's reference one by one)
     return t.repeat_interleave(q.shape[-3] // t.shape[-3], dim=-3)
 
 
@@ -168,3 +209,23 @@ def _one_forward_tiling(module) -> None:
         kept = [c for c in kept if c.num_stages == 3] or kept
         if kept:
             tuner.configs = kept
+
+
+def first_keys_above(gap: float = 200.0, keys: int = 16) -> dict:
+    """q and k whose scores (scale · q · k, scale = 1/√D) put the first `keys` keys `gap` above the rest,
+    for every query: q's dimension 0 is 10, the first keys' dimension 0 is gap · √D / 10, the rest
+    randn. A later key block's max then lies far below the first's: a max taken per block instead of
+    kept from block to block rescales by exp2 of that gap and overflows."""
+    def q(gen, dims, sizes):
+        import torch
+        t = torch.randn(*dims, generator=gen, dtype=torch.float64)
+        t[..., 0] = 10.0
+        return t
+
+    def k(gen, dims, sizes):
+        import torch
+        t = torch.randn(*dims, generator=gen, dtype=torch.float64)
+        t[..., :keys, 0] = gap * dims[-1] ** 0.5 / 10.0
+        return t
+    return {"q": custom("B H L D", q, note="randn, dimension 0 = 10"),
+            "k": custom("B KV S D", k, note=f"randn, the first {keys} keys' dimension 0 = {gap:g}·√D/10")}

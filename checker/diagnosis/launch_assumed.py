@@ -1,0 +1,52 @@
+"""A kernel that assumes its launch: the same case, launched with another value the launch chooses
+(a persistent grid's program count), passes one way and fails the other.
+
+A case declared with `launches={"PROGRAMS": (2, 5)}` is checked again with each value, on the same
+data and sizes (checker/puzzle/build.py: Case.variation_of). A correct kernel gives the same answer
+however it is launched; where one of these runs passes and another fails, the verdict flipped on the
+launch's value alone: the kernel assumes one (a loop stepping by 3 where tl.num_programs(0) belongs).
+That is an experiment, not a correlation: the hint names the cause, the pair that decides it, and
+what the kernel should read (checker/puzzle/launch.py READS).
+
+Pure Python, so the report can use it without torch.
+"""
+from __future__ import annotations
+
+from checker.diagnosis.model import Diagnosis, Strength, certain
+from checker.puzzle.launch import chosen, reads
+from checker.puzzle.model import Case
+
+
+def launch_assumed(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+    """results: (case, its case_result event). The first family of cases (one case and its launches
+    again) where one passes and another fails, worded by the launch parameters they differ in."""
+    families: dict[str, list[tuple[Case, bool]]] = {}
+    for case, result in results:
+        families.setdefault(case.variation_of or case.name, []).append((case, result.get("status") == "pass"))
+    for base, family in families.items():
+        passing = [c for c, ok in family if ok]
+        failing = [c for c, ok in family if not ok]
+        if not passing or not failing:
+            continue
+        ok, bad = passing[0], failing[0]
+        params = [name for name in sorted(set(ok.params) | set(bad.params))
+                  if ok.params.get(name) != bad.params.get(name)]
+        if not params:
+            continue
+        passed = ", ".join(f"{name} = {_value(ok, name)}" for name in params)
+        failed = ", ".join(f"{name} = {_value(bad, name)}" for name in params)
+        readers = "; ".join(f"{name}: {reads(name)}" for name in params)
+        return certain(f"the same case, on the same data, passes when launched with {passed} and fails with {failed} "
+                       f"({base}): the kernels' results depend on a value the launch chooses, which a correct kernel "
+                       f"never does. On a GPU the launch picks it from the device (a persistent grid: programs per "
+                       f"SM times the SMs), in the interpreter from the case. Read it in the kernel ({readers}) "
+                       f"instead of a number written in: a persistent program walks its rows pid, pid + P, "
+                       f"pid + 2P, … with P = tl.num_programs(0), however many programs there are.",
+                       "hardcoded", code="cases.launch_assumed", strength=Strength.PROOF,
+                       data={"params": params, "passed": passed, "failed": failed})
+    return None
+
+
+def _value(case: Case, name: str) -> str:
+    value = case.params.get(name)
+    return chosen(name) if value is None else str(value)
