@@ -12,6 +12,8 @@ as a subprocess only where its exit status is the point. Select one puzzle with 
 """
 from __future__ import annotations
 
+import os
+
 import ast
 import json
 import re
@@ -361,7 +363,11 @@ def test_solution_passes_on_the_gpu(puzzle):
     over = {k: v for k, v in worst_ratios(report).items() if v[0] > MARGIN}
     assert not over, over
     allocated, reserved, case = gpu_memory.peak(report)
-    print(f"{puzzle.key}: {allocated:.2f} GiB allocated, {reserved:.2f} reserved at the peak ({case})")
+    line = f"{puzzle.key}: {allocated:.2f} GiB allocated, {reserved:.2f} reserved at the peak ({case})"
+    print(line)
+    if os.environ.get("TRITON_PUZZLES_GPU_PEAKS"):  # a file the run collects each puzzle's peak in
+        with open(os.environ["TRITON_PUZZLES_GPU_PEAKS"], "a", encoding="utf-8") as peaks:
+            peaks.write(line + "\n")
     assert allocated <= gpu_memory.BUDGET, (allocated, case)
     assert allocated <= gpu_memory.allowed(puzzle), f"{allocated:.2f} GiB in {case}: declare it (gpu_memory=)"
 
