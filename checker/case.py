@@ -16,7 +16,8 @@ from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.undefined_lanes import unfilled_loads
 from checker.diagnosis.variants import refuted
 from checker.diagnosis import literals
-from checker.diagnosis.written_numbers import beside_documented_sizes, with_written_number
+from checker.diagnosis.written_numbers import (beside_documented_sizes, with_written_number, written_into_error,
+                                               written_to_an_input)
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
@@ -355,6 +356,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         error = error_event(exc, source, _written(puzzle, part, source) if diagnose else None)
         fatal = device == "cuda" and error["kind"] == "gpu_fault"
         facts = literals.source_facts(puzzle, part, case, source.text, compared=False) if diagnose else {}
+        error = written_into_error(error, facts.get("literals") or [])
         drawn = {"memory_map": _memory_map(launches, part, inputs, outputs, exc)} if launches is not None else {}
         return {**result, "status": "error", "error": error, "fatal": fatal, **facts, **drawn}
 
@@ -413,7 +415,11 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     timings = {"prepare": clock[1] - clock[0], "kernels": clock[2] - clock[1], "compare": clock[3] - clock[2]}
     if not ok and diagnose:
         result.update(literals.source_facts(puzzle, part, case, source.text))
-        comparisons = [beside_documented_sizes(c, result.get("literals") or []) for c in comparisons]
+        found = result.get("literals") or []
+        comparisons = [beside_documented_sizes(c, found) for c in comparisons]
+        hints = [beside_documented_sizes(h, found) for h in hints]
+        if mutated:  # an output never written where an input was written: the store went through its pointer
+            comparisons = [written_to_an_input(c, mutated) for c in comparisons]
     if launches is not None and (map_case == MAP_ALWAYS or not ok):
         result["memory_map"] = _memory_map(launches, part, inputs, outputs, None)
     return {**result, "status": "pass" if ok else "fail", "comparisons": comparisons, "hints": hints,

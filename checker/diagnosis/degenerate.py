@@ -63,8 +63,9 @@ def degenerate_hint(label: str, got: torch.Tensor, ref: torch.Tensor, inputs: di
         return asking(f"every element of `{label}` is the same number, {value:.6g}, where the expected values differ: "
                       f"the kernel stores one value everywhere. Is what it stores computed from the loaded data at "
                       f"all — a reduction that ran over no lanes (a mask or a loop that lets none through), a running "
-                      f"value never updated, or every program reading the same element (an offset missing)?",
-                      "loop", "mask", "accumulate", "address", "formula", code="values.constant",
+                      f"value never updated, every program reading the same element (an offset missing), or masked "
+                      f"lanes filled with a value that swamps the rest?",
+                      "loop", "mask", "accumulate", "address", "formula", "fill", code="values.constant",
                       subject=label, data={"value": value})
     source = passed_through(got, ref, inputs, scale, tol, condition)
     if source:

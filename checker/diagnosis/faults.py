@@ -13,7 +13,7 @@ Codes: "fault.oob", "fault.race", "lock.<rule>" ("lock.plain_release", "lock.not
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import replace, dataclass
 from typing import Callable
 
 import numpy as np
@@ -172,6 +172,11 @@ def _out_of_bounds(fault: Fault) -> Diagnosis:
     # mask or address? the lanes' steps and the block's start against the tensor's layout
     finding = addresses.out_of_bounds(layout, f["lanes"], f["active"], f["site"], pid, f["grid"], f["scalars"],
                                       f["in_loop"], f["others"], had_mask=f["had_mask"])
+    if f["in_loop"] and not finding.cause and finding.candidates and "loop" not in finding.candidates:
+        # an access inside a loop that the lanes cannot place: the loop may run one step too far
+        finding = replace(finding, candidates=(*finding.candidates, "loop"),
+                          observed=finding.observed + " (The access is inside a loop: does the loop run a step too "
+                                                      "far, past the last block it should reach?)")
     side = "before the start of" if offsets[0] < 0 else "past the end of"
     if len(offsets) > 1:
         these = f"Element offsets {_offsets_text(offsets)} are"

@@ -81,6 +81,11 @@ def documented_values(sizes: dict[str, int], params: dict[str, Any]) -> dict[int
         values.setdefault(v, []).append(name)
         if v % 2 == 0:
             values.setdefault(v // 2, []).append(f"{name} / 2")
+    names = list(sizes)
+    for i, a in enumerate(names):  # a product of two sizes written as one number (M · N elements)
+        for b in names[i + 1:]:
+            if sizes[a] > 1 and sizes[b] > 1:
+                values.setdefault(sizes[a] * sizes[b], []).append(f"{a} · {b}")
     for name, v in params.items():
         if type(v) is int:
             values.setdefault(v, []).append(name)
@@ -114,6 +119,10 @@ def written_in(text: str, kernels: list[str], solution: Path | None, documented:
 
 def _differs(meaning: str, value: int, this_case: dict[str, Any]) -> bool:
     """This case's value of what the number stands for is another: here the number is wrong."""
+    if " · " in meaning:
+        a, b = meaning.split(" · ")
+        own_a, own_b = this_case.get(a), this_case.get(b)
+        return type(own_a) is int and type(own_b) is int and own_a * own_b != value
     name, half = (meaning[:-4], True) if meaning.endswith(" / 2") else (meaning, False)
     own = this_case.get(name)
     if type(own) is not int:
@@ -170,9 +179,9 @@ def source_facts(puzzle: Any, part: Any, case: Any, text: str, compared: bool = 
     documented = next((c for c in puzzle.cases() if c.documented), None)
     facts: dict[str, list[dict]] = {}
     try:
-        if documented is not None and documented.sizes:
-            values = documented_values(dict(documented.sizes), dict(documented.params))
-            facts["literals"] = written_in(text, kernels, solution, values, {**case.params, **case.sizes})
+        if documented is not None and documented.every_size:
+            values = documented_values(dict(documented.every_size), dict(documented.params))
+            facts["literals"] = written_in(text, kernels, solution, values, {**case.params, **case.every_size})
         if compared and case.dtype == "float32":
             facts["narrowed"] = narrowed_in(text, kernels, solution)
     except (OSError, ValueError):

@@ -375,15 +375,18 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"(subtract the maximum, centre before squaring) stays in range: is a term of it missing? Or, "
                       f"with inputs far below 0, does a running max start at 0 instead of −inf (every exp then "
                       f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
-                      f"subtracts misses the largest values?", "stability", "precision", "formula", "fill", "loop", code="values.nonfinite")
+                      f"subtracts misses the largest values, or is the running max never updated?",
+                      "stability", "precision", "formula", "fill", "loop", "accumulate", code="values.nonfinite")
     if evidence.minus_inf and bool(got[bad].isnan().all()):
         return asking(f"{elements} NaN, computed by the kernel, and the kernel writes −inf (a load's other=, a running "
                       f"max's start, a tl.full): a lane that holds −inf where −inf is subtracted from it computes "
                       f"−inf − (−inf) = NaN, and exp or a sum spreads it. A lane that is padding in every block it "
                       f"sees (a row shorter than the block, a lane past the end in every chunk) keeps its max at −inf: "
                       f"is it kept out of x − max (tl.where(lane valid, x − m, −inf), or a max that starts finite)? "
-                      f"Or: a division by zero (a sum over no lanes), an overflow?",
-                      "stability", "fill", "mask", "formula", code="values.nonfinite_minus_inf")
+                      f"So does a running max never updated from −inf (m = m_new left out), and a row whose walk never "
+                      f"reaches its keys (a loop that stops short). Or: a division by zero (a sum over no lanes), an "
+                      f"overflow?", "stability", "fill", "mask", "accumulate", "loop", "formula",
+                      code="values.nonfinite_minus_inf")
     suspected = lanes_suspected(elements, evidence.unfilled, getattr(puzzle, "solution", None))
     if suspected:
         return suspected
@@ -400,8 +403,9 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
                   f"mask that keeps the wrong lanes, or a sum whose loop never ran?), the square root of a negative "
-                  f"number{past}? Or offsets that leave a row no valid element at all (its max −inf, its sum 0)?",
-                  "stability", "formula", "fill", "mask", "loop", "address", code="values.nonfinite")
+                  f"number{past}? Or offsets that leave a row no valid element at all (its max −inf, its sum 0), or a "
+                  f"running value never updated or carried (a max left at −inf)?",
+                  "stability", "formula", "fill", "mask", "loop", "address", "accumulate", code="values.nonfinite")
 
 
 def _rare_one(puzzle: Puzzle, size: str) -> bool:
@@ -468,7 +472,8 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
                       f"the loop that builds the value run at all (its range: a bound that is 0 or below its start "
                       f"for these sizes), is the running value added to inside it (with a sum, not a max), does "
                       f"the load's mask let any lane through, and do its offsets reach the values (not a region of "
-                      f"zeros)?{rounded}", "loop", "accumulate", "mask", "formula", "address",
+                      f"zeros), or do the values masked off hold what cancels the rest (a score set to 0, not −inf)?"
+                      f"{rounded}", "loop", "accumulate", "mask", "formula", "address", "fill",
                       *(("precision",) if narrow else ()), code="values.zero")
     dims = next((d for n, d in getattr(puzzle, "input_dims", {}).items()
                  if operands is not None and n in operands.values and tuple(operands.values[n].shape) == tuple(ref.shape)), ())

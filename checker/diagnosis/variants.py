@@ -120,8 +120,8 @@ def combine(variants: list, share: Diagnosis) -> Diagnosis:
     """One variant and nothing else fits: its hint. Several explanations fit the same numbers
     (two variants, or a variant and a sharing signature that names another cause): say so, and ask
     about each. A sharing observation that names no cause only describes what the variant explains."""
-    explanations = [(p.hint, (p.cause,)) for p in variants]
-    if share and not {p.cause for p in variants} & set(share.classes):
+    explanations = [(p.hint, p.diagnosis.classes) for p in variants]
+    if share and not {c for p in variants for c in p.diagnosis.classes} & set(share.classes):
         explanations.append((share.text, share.classes))
     texts = list(dict.fromkeys(text for text, _ in explanations))
     causes = tuple(dict.fromkeys(cause for _, classes in explanations for cause in classes if cause))

@@ -63,4 +63,30 @@ def beside_documented_sizes(entry: dict, found: list[dict]) -> dict:
     means = " or ".join(first["means"])
     said = (f" Line {first['line']} of `{first['kernel']}` writes {first['value']}, the documented case's {means}, "
             f"and this case's {means} is another: is it written into the kernel where the argument belongs?")
-    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": [*named, "hardcoded"]}
+    text = entry.get("hint", "")
+    joined = "\n" + said.lstrip() if "\n" in text else said
+    return {**entry, "hint": text + joined, "cause": "", "candidates": [*named, "hardcoded"]}
+
+
+def written_into_error(error: dict, found: list[dict]) -> dict:
+    """An error event (a fault the run saw) whose diagnosis names or asks about a mask, an address or
+    a loop, in a case whose kernels write a documented size as a number: asked about that too."""
+    entry = beside_documented_sizes({"hint": error.get("message", ""), "cause": error.get("cause", ""),
+                                     "candidates": error.get("candidates", []), "ok": False}, found)
+    if entry.get("candidates") == list(error.get("candidates", [])) and entry.get("cause") == error.get("cause", ""):
+        return error
+    diagnosis = {**(error.get("diagnosis") or {}), "hint": entry["hint"], "cause": entry["cause"],
+                 "candidates": entry["candidates"]}
+    return {**error, "message": entry["hint"], "cause": entry["cause"], "candidates": entry["candidates"],
+            "diagnosis": diagnosis}
+
+
+def written_to_an_input(entry: dict, mutated: list[str]) -> dict:
+    """An output never written (or partly) in a case whose kernels wrote an input: the store meant for
+    the output most likely went through the input's pointer. Asks about that first."""
+    named = [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
+    if entry.get("ok", True) or not entry.get("n_unwritten") or "inplace" in named:
+        return entry
+    said = (f" The kernel changed {', '.join(f'`{m}`' for m in mutated)}, an input: does the store meant for "
+            f"`{entry.get('label', 'this output')}` go through the input's pointer instead?")
+    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": ["inplace", *named]}

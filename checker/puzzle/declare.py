@@ -158,13 +158,15 @@ def bench(part: str, cases: Sequence[CaseDecl], *, traffic: Callable[..., float]
 @dataclass(frozen=True)
 class Variant:
     """A known bug as a formula: what a kernel with that bug computes, the cause class it belongs to
-    (checker/diagnosis/model.py) and the hint it earns."""
+    (checker/diagnosis/model.py) and the hint it earns. Where two mistakes compute the same (a mask
+    left out, or a walk that runs unmasked into the block that needs it), `cause` is a tuple of the
+    classes: the hint then asks about each."""
     name: str
-    cause: str
+    cause: str | tuple
     hint: str
     compute: Callable[..., Mapping[str, Any]]   # by name (float64 inputs, sizes, params) -> outputs
 
 
-def variant(name: str, cause: str, hint: str, compute: Callable[..., Mapping[str, Any]]) -> Variant:
+def variant(name: str, cause: str | tuple, hint: str, compute: Callable[..., Mapping[str, Any]]) -> Variant:
     return Variant(name, cause, hint, compute)
 

@@ -127,9 +127,10 @@ class Pattern(HoldsDiagnosis):
     name: str
     diagnosis: Diagnosis
 
-    def __init__(self, name: str, hint: str, cause: str) -> None:
+    def __init__(self, name: str, hint: str, cause: str | tuple) -> None:
         object.__setattr__(self, "name", name)
-        object.__setattr__(self, "diagnosis", Diagnosis(hint, cause, code=f"variant.{name}"))
+        asked = tuple(cause) if isinstance(cause, tuple) else ()
+        object.__setattr__(self, "diagnosis", Diagnosis(hint, "" if asked else cause, asked, code=f"variant.{name}"))
 
     @property
     def hint(self) -> str:

@@ -17,7 +17,7 @@ GENERIC_SUMMARIES = {
     "non_pow2": ("only the cases whose sizes are not powers of two fail: those are the cases with a partly filled "
                  "block. Look at what the kernel does with it: its offsets, its mask, what its padded lanes load, "
                  "whether every loop reaches it, and every count that should be the size rather than the block "
-                 "size.", ("mask", "fill", "loop", "address", "formula")),
+                 "size or a number written into the kernel.", ("mask", "fill", "loop", "address", "formula", "hardcoded")),
     "tail": ("only the cases whose last block sticks out past the end fail: look at what the kernel does with that "
              "partly filled block (its offsets, its mask, what its padded lanes load, whether every loop reaches "
              "it).", ("mask", "fill", "loop")),

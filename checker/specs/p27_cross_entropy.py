@@ -183,8 +183,9 @@ PUZZLE = puzzle(
                               "to the loss, its gradient row is 0, and the mean divides by the rows that count.",
                               lambda c: "ignored" in c.tags, candidates=("formula", "mask")),
                SummaryPattern("only the cases whose rows lie further apart than V (a row stride) fail: row r starts "
-                              "at logits_ptr + r * stride, and its gradient at dlogits_ptr + r * stride.",
-                              lambda c: "strided" in c.tags, cause="address")],
+                              "at logits_ptr + r * stride, and its gradient at dlogits_ptr + r * stride; and a row "
+                              "has V columns, not stride: do the masks compare with V?",
+                              lambda c: "strided" in c.tags, candidates=("address", "mask"))],
     cases=[case(M=4, V=40, documented=True),
            case(M=1, V=1), case(M=1, V=12), case("M=4, V=12: one partly filled block", M=4, V=12), case(M=4, V=16, BLOCK_V=8), case(M=3, V=100, BLOCK_V=32),
            # 8 rows by 3 programs (the interpreter's), then by 2 and by 5: a kernel must read how many

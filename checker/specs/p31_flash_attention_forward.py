@@ -184,7 +184,7 @@ PUZZLE = puzzle(
               variant("causal_ignored", "mask", "the causal cases match attention without the causal mask: query i "
                       "may see keys j <= i only (tl.where(cols <= rows, s, -inf) on the diagonal blocks).",
                       lambda q, k, v: attention(q, k, v, False)),
-              variant("padded_keys", "mask", "o and lse match the padded keys of the last key block counted in the "
+              variant("padded_keys", ("mask", "fill"), "o and lse match the padded keys of the last key block counted in the "
                       "softmax: a key past S loads as 0 and scores q · 0 = 0, not -inf, so each adds exp(0 − m) to "
                       "the sum. Set their scores to -inf (tl.where(cols < S, s, -inf)).", bug("pad", padded_keys=True)),
               variant("acc_not_rescaled", "accumulate", "o matches a running output that is not rescaled when the "
@@ -201,7 +201,7 @@ PUZZLE = puzzle(
     summaries=[SummaryPattern("only the causal cases fail: query i sees keys 0..i (tl.where(cols <= rows, s, -inf) "
                               "on the blocks that cross the diagonal), and a causal program walks the key blocks "
                               "up to its last query's diagonal, min(S, first + BLOCK_Q), no further and no less.",
-                              lambda c: "causal" in c.tags, candidates=("mask", "loop")),
+                              lambda c: "causal" in c.tags, candidates=("mask", "loop", "accumulate")),
                SummaryPattern("only the grouped-query cases fail: there k and v have KV heads, fewer than q's H, "
                               "and query head h reads key/value head h // GROUP (GROUP = H / KV, the kernel's "
                               "argument). With the program's head = tl.program_id(1) counting (batch, query head) "

@@ -223,7 +223,7 @@ def causal(why: str, tags: tuple = (), **values):
     return case(f"causal: {why}", CAUSAL=True, tags=("causal", *tags), **values)
 
 
-def hint(name: str, cause: str, text: str, make_p, **switches):
+def hint(name: str, cause: str | tuple, text: str, make_p, **switches):
     return variant(name, cause, text, with_p(make_p, **switches))
 
 
@@ -254,9 +254,11 @@ PUZZLE = puzzle(
                    delta_from_do=True),
               hint("scale_missing_in_ds", "formula", "dQ and dK match dS K and dSᵀ Q without the scale: the "
                    "scores are scale · q kᵀ, so dQ = scale · dS K and dK = scale · dSᵀ Q.", right_p, scale_in_ds=False),
-              hint("mask_forgotten_in_backward", "mask", "the causal cases match a P rebuilt without the causal "
-                   "mask: the backward must zero P where the key comes after the query (tl.where(cols <= rows, "
-                   "p, 0)) on the blocks that cross the diagonal, in both the dK/dV and the dQ walks.",
+              hint("mask_forgotten_in_backward", ("mask", "loop"), "the causal cases match a P rebuilt without the "
+                   "causal mask on the blocks that cross the diagonal: the backward must zero P where the key comes "
+                   "after the query (tl.where(cols <= rows, p, 0)) there, in both the dK/dV and the dQ walks. Is the "
+                   "tl.where missing, or does a walk's unmasked part run into a block that crosses the diagonal "
+                   "(its bound not rounded to whole blocks)?",
                    p_mask_forgotten),
               hint("mask_in_non_causal_backward", "mask", "the non-causal cases match a P masked causally: the "
                    "mask belongs to the causal kernels only (if CAUSAL:, a tl.constexpr).", p_mask_always),
@@ -270,7 +272,7 @@ PUZZLE = puzzle(
                               "comes after the query (the tl.where's mask, and the 0 it fills in), and the walks "
                               "skip the blocks past the diagonal: dK/dV programs start at the query block holding "
                               "their first key, dQ programs stop at min(S, first + BLOCK_Q).",
-                              lambda c: "causal" in c.tags, candidates=("mask", "loop", "fill")),
+                              lambda c: "causal" in c.tags, candidates=("mask", "loop", "fill", "accumulate")),
                SummaryPattern("only the grouped-query cases fail: there k and v have KV heads, fewer than q's H "
                               "(GROUP = H / KV, the kernels' argument), and both walks read key/value head "
                               "head // GROUP, with head = tl.program_id(1) counting (batch, query head) pairs. dK and "
