@@ -377,6 +377,9 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"underflows, and 0 / 0 is NaN)? Or does a loop skip part of the row, so that the max it "
                       f"subtracts misses the largest values, or is the running max never updated?",
                       "stability", "precision", "formula", "fill", "loop", "accumulate", code="values.nonfinite")
+    suspected = lanes_suspected(elements, evidence.unfilled, getattr(puzzle, "solution", None))
+    if suspected:
+        return suspected
     if evidence.minus_inf and bool(got[bad].isnan().all()):
         return asking(f"{elements} NaN, computed by the kernel, and the kernel writes −inf (a load's other=, a running "
                       f"max's start, a tl.full): a lane that holds −inf where −inf is subtracted from it computes "
@@ -387,9 +390,6 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
                       f"reaches its keys (a loop that stops short). Or: a division by zero (a sum over no lanes), an "
                       f"overflow?", "stability", "fill", "mask", "accumulate", "loop", "formula",
                       code="values.nonfinite_minus_inf")
-    suspected = lanes_suspected(elements, evidence.unfilled, getattr(puzzle, "solution", None))
-    if suspected:
-        return suspected
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
