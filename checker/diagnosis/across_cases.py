@@ -69,8 +69,9 @@ def _summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: li
         if everywhere and not _contradicts_everywhere(finding):
             kept = [everywhere] if arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
             return kept + written
-    if not shown and passing and finding:
-        # the narrower splits, where no pattern above holds, each where the experiment shows it;
+    if not shown and passing and finding and not passes_at:
+        # the narrower splits, where no pattern above holds and the experiment found no number written
+        # in (stronger evidence than any split), each where the experiment shows it;
         # where two of them hold, the cases cannot tell which: both are shown, each a question
         shown += [found for found in (blocks_differ(results, finding), past_documented(puzzle, results, finding),
                                       one_size_for_another(results, finding))
@@ -349,9 +350,12 @@ def one_size_for_another(results: list[tuple[Case, dict]], finding: Finding) -> 
                 # a trivial case's pass says nothing, its failure does
                 beyond = [r for c, r in results if c.sizes[s] > reach(c) and not (trivial(c) and r.get("status") == "pass")]
                 covered = [c for c, r in results if c.sizes[s] <= reach(c) and not trivial(c) and r.get("status") == "pass"]
+                # the pair must change one of the two sizes the claim is about (a block's change is no
+                # evidence that one size stands for the other)
                 if (all(c.sizes[s] > reach(c) for c in failing) and len(covered) >= 3
                         and 2 * sum(r.get("status") != "pass" for r in beyond) >= len(beyond)
-                        and finding.confirms(lambda c, s=s, reach=reach: c.sizes[s] > reach(c))):
+                        and any(n.prop in (s, t) and n.case.sizes[s] <= reach(n.case) for n in finding.passing
+                                if s in n.case.sizes and t in n.case.sizes)):
                     found.add((s, t))
     if len(found) != 1:
         return None  # none, or several pairs the cases cannot tell apart

@@ -12,7 +12,7 @@ Pure Python, so the report can use it without torch.
 """
 from __future__ import annotations
 
-from checker.diagnosis.model import Diagnosis, Strength, certain
+from checker.diagnosis.model import Diagnosis, Strength, asking
 from checker.puzzle.launch import chosen, reads
 from checker.puzzle.model import Case
 
@@ -36,14 +36,18 @@ def launch_assumed(results: list[tuple[Case, dict]]) -> Diagnosis | None:
         passed = ", ".join(f"{name} = {_value(ok, name)}" for name in params)
         failed = ", ".join(f"{name} = {_value(bad, name)}" for name in params)
         readers = "; ".join(f"{name}: {reads(name)}" for name in params)
-        return certain(f"the same case, on the same data, passes when launched with {passed} and fails with {failed} "
-                       f"({base}): the kernels' results depend on a value the launch chooses, which a correct kernel "
-                       f"never does. On a GPU the launch picks it from the device (a persistent grid: programs per "
-                       f"SM times the SMs), in the interpreter from the case. Read it in the kernel ({readers}) "
-                       f"instead of a number written in: a persistent program walks its rows pid, pid + P, "
-                       f"pid + 2P, … with P = tl.num_programs(0), however many programs there are.",
-                       "hardcoded", code="cases.launch_assumed", strength=Strength.PROOF,
-                       data={"params": params, "passed": passed, "failed": failed})
+        # the launch's value decides it (an experiment): written in, most likely; but a program that does
+        # several rows' or steps' work wrongly (a share overwritten at each step) also depends on it
+        return asking(f"the same case, on the same data, passes when launched with {passed} and fails with {failed} "
+                      f"({base}): the kernels' results depend on a value the launch chooses, which a correct kernel "
+                      f"never does. On a GPU the launch picks it from the device (a persistent grid: programs per "
+                      f"SM times the SMs), in the interpreter from the case. Is it written into the kernel? Read it "
+                      f"there ({readers}): a persistent program walks its rows pid, pid + P, pid + 2P, … with "
+                      f"P = tl.num_programs(0), however many programs there are. Or, where a program does several "
+                      f"rows' or steps' work, does each add to what the earlier ones left (not overwrite it), and "
+                      f"does its loop reach every one?", "hardcoded", "accumulate", "loop",
+                      code="cases.launch_assumed", strength=Strength.PROOF,
+                      data={"params": params, "passed": passed, "failed": failed})
     return None
 
 
