@@ -47,7 +47,7 @@ def _family(statuses: dict) -> list:
 
 def test_a_verdict_that_flips_on_the_program_count_alone_names_what_the_kernel_should_read():
     [hint] = summary_hints(SimpleNamespace(summary_patterns=()), _family({None: True, 2: False, 5: True}))
-    assert hint.code == "cases.launch_assumed" and hint.cause == "hardcoded"
+    assert hint.code == "cases.launch_assumed" and hint.candidates[0] == "hardcoded"
     assert "tl.num_programs(0)" in hint.text and "PROGRAMS = 2" in hint.text
 
 

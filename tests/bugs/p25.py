@@ -22,7 +22,7 @@ PINNED = [
         notes="every program walks every later row block: programs overlap, dx is written twice"),
     Bug("programs_written_in", "backward",
         (("    programs = tl.num_programs(0)\n", "    programs = 3  # the interpreter's\n", 1),),
-        cause="hardcoded",
+        cause="hardcoded", named="candidates",
         reasons=(("tl.num_programs(0)",), ("PROGRAMS = 2",)),
         not_causes=("atomic",),
         notes="the interpreter's 3 programs written in: right where the launch starts 3; with 2 row blocks go "

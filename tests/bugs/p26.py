@@ -58,7 +58,7 @@ PINNED = [
     Bug("product_tiles_stepped_by_three", "forward",
         (("    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, tl.num_programs(0), flatten=True):",
           "    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, 3, flatten=True):", 1),),
-        cause="hardcoded",
+        cause="hardcoded", named="candidates",
         reasons=(("tl.num_programs(0)",), ("PROGRAMS = 2",)),
         not_causes=("atomic",),
         notes="the interpreter's 3 programs written into the forward product's walk over its tiles: right "

@@ -103,7 +103,7 @@ PINNED = [
               "rows: rows P, P + 1, ... are never done"),
     Bug("rows_stepped_by_three", "step",
         ((ROWS, "    for row in range(tl.program_id(0), M, 3):\n", 1),),
-        cause="hardcoded",
+        cause="hardcoded", named="candidates",
         reasons=(("tl.num_programs(0)",), ("PROGRAMS = 2",)),
         not_causes=("atomic",),
         notes="the interpreter's 3 programs written in: right wherever 3 or more programs walk the rows (each "
