@@ -23,6 +23,9 @@ WHAT = {
     "addr": ("finding in the addresses", ""),
 }
 SHOWN_OFFSETS = 3  # the later case's own offsets named in its line
+# numbers a finding rests on that are each case's own (the bound a mask lets lanes through to, a step
+# that is a case's size): the same finding in two cases carries two of them
+OWN_NUMBERS = frozenset({"bound", "bound_at_least", "step", "program", "written", "line"})
 
 
 def key(d: Diagnosis, *scope: Hashable) -> tuple | None:
@@ -30,7 +33,8 @@ def key(d: Diagnosis, *scope: Hashable) -> tuple | None:
     cannot be compared (no code: a message without a kind)."""
     if not d or not d.code:
         return None
-    facts = tuple(sorted((k, v) for k, v in d.data.items() if isinstance(v, (str, int, float, bool))))
+    facts = tuple(sorted((k, v) for k, v in d.data.items()
+                         if isinstance(v, (str, int, float, bool)) and k not in OWN_NUMBERS))
     where = (d.where.kernel, d.where.line, d.where.code) if d.where is not None else None
     return (*scope, d.code, d.subject, where, d.cause, d.candidates, facts)
 
