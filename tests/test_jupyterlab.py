@@ -418,11 +418,13 @@ def test_six_failing_reports_show_their_memory_map_legibly(lab):
     added = [text for (key, _, bug), check in zip(MAPPED, checks) for text in (_bug_kernels(key, bug), check)]
     with chromium(1280, 1400) as cdp:
         _open_with_its_kernel(cdp, url)
-        # the setup cell stays; puzzle 1's own cells give way to the six kernels and their checks
+        # the cells up to the setup cell (the first code cell) stay; puzzle 1's own cells after it give
+        # way to the six kernels and their checks
         cdp.evaluate(f"""(() => {{ const nb = {NOTEBOOK}.content.model;
-          nb.sharedModel.deleteCellRange(2, nb.cells.length);
+          const kept = nb.sharedModel.cells.findIndex(c => c.cell_type === 'code') + 1;
+          nb.sharedModel.deleteCellRange(kept, nb.cells.length);
           {json.dumps(added)}.forEach((source, i) =>
-            nb.sharedModel.insertCell(2 + i, {{cell_type: 'code', source: source}})); }})()""")
+            nb.sharedModel.insertCell(kept + i, {{cell_type: 'code', source: source}})); }})()""")
         cdp.evaluate(f"window.jupyterapp.shell.activateById({NOTEBOOK}.id); {NOTEBOOK}.content.node.focus()")
         _wait_for(cdp, f"window.jupyterapp.shell.currentWidget === {NOTEBOOK}", "the notebook current", 30)
         cdp.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")

@@ -673,6 +673,26 @@ def _swapped_steps_finding(layout: Layout, steps: tuple[Optional[int], ...], off
                   f"misplaced too, and a mask would only hide the bug.", "", ("mask", "address"))
 
 
+def _masked_off_index_finding(layout: Layout, offsets: np.ndarray, active: np.ndarray) -> Optional[Diagnosis]:
+    """An index loaded from lanes a load's mask switched off (no other=): the interpreter reads the
+    integer pattern LANE_INT there, and an offset made from it lands that far out. The pattern proves
+    the lanes were masked off at the load and are not at this access: its mask is missing."""
+    from checker.poison import LANE_INT  # the sanitizer's process has torch already
+    outside = offsets[np.broadcast_to(active, offsets.shape) & ((offsets < 0) | (offsets >= layout.span))]
+    if outside.size == 0:
+        return None
+    near = max(layout.span, 1 << 16)
+    patterns = [bits for bits in LANE_INT.values() if bits > near]
+    hits = [int(o) for o in outside if any(abs(int(o) - bits) < near for bits in patterns)]
+    if not hits:
+        return None
+    return _found("addr.masked_off_index",
+                  f"Offset {hits[0]} comes from the pattern the interpreter reads in the lanes a load's mask "
+                  f"switched off (that load has no other=): this access uses an index loaded with a mask, "
+                  f"but is not masked itself. Give it the same mask as the load that read the index.",
+                  "mask")
+
+
 def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site: Site, pid: Pid,
                   grid: tuple[int, int, int], scalars: dict[str, int], in_loop: bool,
                   others: Optional[dict[str, int]] = None, had_mask: bool = False) -> Diagnosis:
@@ -682,7 +702,8 @@ def out_of_bounds(layout: Layout, offsets: np.ndarray, active: np.ndarray, site:
     steps = lane_steps(offsets)
     origin = int(offsets.flat[0])
     origins = {**site.origins, pid: site.origins.get(pid, origin)}
-    finding = (_step_finding(layout, steps, offsets.shape, scalars)
+    finding = (_masked_off_index_finding(layout, offsets, active)
+               or _step_finding(layout, steps, offsets.shape, scalars)
                or _transposed_finding(layout, steps, offsets, active, scalars)
                or _masks_transposed_finding(layout, steps, offsets, active, scalars)
                or _one_mask_transposed_finding(layout, steps, offsets, active, scalars)

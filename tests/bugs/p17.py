@@ -24,10 +24,10 @@ PINNED = [
     Bug("atomic_without_mask", "forward",
         (("tl.atomic_add(hist_ptr + bins, 1, mask=mask)", "tl.atomic_add(hist_ptr + bins, 1)", 1),),
         cause="mask",
-        reasons=(("masked-off lanes were counted",),),
+        reasons=(("lanes a load's mask switched off",),),
         not_causes=("atomic",),
-        notes="the load is masked, so the padded lanes hold 0 in the interpreter (garbage on a GPU) "
-              "and count one hit each in bin 0"),
+        notes="the load is masked without other=, so the padded lanes hold garbage on a GPU and the "
+              "interpreter's loud integer pattern: their bins land far past the histogram"),
     Bug("element_index_as_bin", "forward",
         (("tl.atomic_add(hist_ptr + bins, 1", "tl.atomic_add(hist_ptr + offsets, 1", 1),),
         cause="address",

@@ -47,7 +47,7 @@ PINNED = [
         notes="the blocks across the diagonal run in the unmasked loop: each query sees the keys after it there"),
     Bug("padded_keys_in_the_softmax", "forward",
         (("        visible = cols[None, :] < S\n", "        visible = cols[None, :] >= 0\n", 1),),
-        cause="mask",
+        cause="mask", named="candidates",
         reasons=(("padded keys of the last key block",),), not_causes=("atomic",),
         notes="k past S loads 0, scores 0 and adds exp(0 - m) to the sum"),
     Bug("acc_not_rescaled", "forward",
