@@ -11,6 +11,7 @@ jupyter-book's.
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -77,8 +78,11 @@ def build(lines: Iterable[str] | None = None, say: Callable[[str], None] = _prin
         return 0
     LOG.parent.mkdir(parents=True, exist_ok=True)
     with open(LOG, "w", encoding="utf-8") as log:
+        # the pages' checks run in each page's own process (checker/notebook.py): a worker per check
+        # would import torch again, about half of the build's time on two cores
+        env = {**os.environ, "TRITON_PUZZLES_IN_PROCESS": "1"}
         proc = subprocess.Popen(COMMAND, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", bufsize=1)
+                                text=True, errors="replace", bufsize=1, env=env)
         for line in proc.stdout:
             log.write(line)
             progress.line(line)

@@ -318,7 +318,10 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     result = _case_header(case, part)
     clock = [time.perf_counter()]
     inputs = puzzle.make_inputs(case, device, seed)  # fresh for every part: a kernel may mutate them
-    key = (puzzle.key, case.name, seed)
+    # a derived case (checker/experiment.py) may share its name with another made from another case,
+    # on other data: its parameters and what its data is drawn from are part of the key
+    key = (puzzle.key, case.name, case.dtype, repr(sorted(case.params.items(), key=str)),
+           puzzle.data_of(case) if puzzle.data_of else "", seed)
     reference = REFERENCES.get(key)
     if reference is None:
         reference = puzzle.reference(inputs, case)

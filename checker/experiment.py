@@ -57,6 +57,15 @@ def budget_for(part_seconds: float, start_seconds: float = 0.0) -> float:
 NO_EXPERIMENT = ("not_implemented", "compile", "stub", "gpu_fault")  # failures no other case would explain
 
 
+# The alarm that cuts a case short interrupts the interpreter wherever it is, which can leave it
+# half-patched (triton.language's stand-ins in place, a launch's state half set): only a checker
+# worker's own process, which it leaves after such a cut (checker/run/worker.py), takes it. In any
+# other process (a notebook's in_process check, the tests, the book) the budget is checked between
+# cases only.
+ALARM_ALLOWED = False
+interrupted = False  # an alarm cut a case short in this process
+
+
 class OutOfTime(KeyboardInterrupt):
     """A derived case ran past what is left of the budget (a loop that never ends at that size). An
     interrupt, so that the case runner, which takes any exception of the learner's code as a verdict,
@@ -294,12 +303,14 @@ def around(puzzle: Puzzle, case: Case, written: Mapping[int, Any] = {}) -> Itera
 
 @contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise OutOfTime in this thread after `seconds`, where the alarm is ours to take: the main
-    thread, and no timer of someone else's running (the mutation tool's watchdog, pytest-timeout);
-    elsewhere the budget is checked between cases only."""
+    """Raise OutOfTime in this thread after `seconds`, where the alarm is ours to take: a checker
+    worker's main thread (ALARM_ALLOWED), and no timer of someone else's running (the mutation tool's
+    watchdog, pytest-timeout); elsewhere the budget is checked between cases only."""
     def stop(signum, frame):  # noqa: ARG001
+        global interrupted
+        interrupted = True
         raise OutOfTime()
-    if (threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    if (not ALARM_ALLOWED or threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0] > 0
             or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)):
         yield
         return

@@ -5,6 +5,7 @@ kernel down. Nothing is written to the notebook's file: the report is the cell's
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from pathlib import Path
 
@@ -19,6 +20,9 @@ from checker.run.session import run_check
 from checker.source import from_file, from_namespace
 from checker.puzzle.edition import NO_SOLUTIONS, student_edition
 from checker.puzzle.model import REPO_ROOT, Puzzle
+
+# set by the book's build (book/build_book.py): every check() of its pages runs in the page's process
+IN_PROCESS_VARIABLE = "TRITON_PUZZLES_IN_PROCESS"
 
 LIVE_ORIGIN = "this notebook (the kernels as last run)"
 
@@ -137,7 +141,7 @@ def puzzle_of_namespace(namespace: dict) -> Puzzle:
 def check(puzzle: str | None = None, part: str | list[str] | None = None, *, solution: bool = False,
           namespace: dict | None = None, backend: str = "auto", timeout: float | None = None,
           seed: int = 0, sanitize: bool = True, verbose: bool = False, plot: bool = True,
-          only_documented: bool = False, in_process: bool = False, html: bool | None = None,
+          only_documented: bool = False, in_process: bool | None = None, html: bool | None = None,
           stale: bool = False, map_case: str | None = None) -> Report:
     """Check `part` of `puzzle` (None: every part); `check("backward")` finds the puzzle itself.
 
@@ -149,7 +153,12 @@ def check(puzzle: str | None = None, part: str | list[str] | None = None, *, sol
     map_case: the case whose memory map to draw (its name as the report gives it, e.g. "N=33"),
     failing or not; by default, the first failure's (folded under it in HTML; a PNG in .checker/maps/
     in text).
+    in_process: check in this process, without a worker (no time limit: for kernels known to end).
+    Default: a worker, unless TRITON_PUZZLES_IN_PROCESS=1 (the book's build sets it: its pages check
+    solutions and chosen bugs, and a worker per check would import torch once more each time).
     """
+    if in_process is None:
+        in_process = os.environ.get(IN_PROCESS_VARIABLE) == "1"
     if puzzle is not None and part is None and not _is_puzzle_key(puzzle):
         puzzle, part = None, puzzle  # check("unfused"): a part of this notebook's puzzle
     if namespace is None and not solution:

@@ -1,4 +1,4 @@
-"""Every corpus entry (tests/bugs/pNN.py and the blind sets beside it) is a learner's kernel written as
+"""Every corpus entry (tests/bugs/pNN.py and the blind sets under tests/bugs/corpora/) is a learner's kernel written as
 patches on a reference solution: each must still apply, on today's solution or, through
 bugs.written_against, on the one it was written against. A change to a solution that makes an
 entry stale fails here, in CI, not later in a corpus run (tests/bugs/measure.py) that CI does not do."""
@@ -11,7 +11,7 @@ from bugs import HERE, Right, apply, entries, keys, written_against
 
 from checker import registry
 
-BLIND = sorted(p for p in HERE.iterdir() if p.is_dir() and p.name.endswith("_blind"))
+BLIND = sorted(p for p in (HERE / "corpora").iterdir() if p.is_dir() and p.name != "__pycache__")
 
 
 def corpus(key: str) -> list[tuple[str, object]]:

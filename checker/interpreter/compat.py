@@ -80,6 +80,7 @@ def fix_interpreter_patch_leak() -> None:
         return
 
     import triton.language as tl
+    _remember_the_clean_language()
     languages: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per function: its language modules
 
     def patched_already(fn) -> bool:
@@ -120,6 +121,39 @@ def fix_interpreter_patch_leak() -> None:
     interpreter.InterpretedFunction.__call__ = call
 
 
+# triton.language's modules as they were before any launch: (module, {name: value}). A launch cut
+# short by an interrupt (a time limit's alarm, ■ in Jupyter) can stop inside the interpreter's patching
+# or its undoing, where nothing else records what it replaced
+_CLEAN_LANGUAGE: list = []
+
+
+def _is_interpreters(value) -> bool:
+    import functools
+
+    from triton.runtime import interpreter
+    if isinstance(value, functools.partial):
+        value = value.func
+    return getattr(getattr(value, "__code__", None), "co_filename", "") == interpreter.__file__
+
+
+def _remember_the_clean_language() -> None:
+    if _CLEAN_LANGUAGE:
+        return
+    import triton.language as tl
+    for module in (tl.core, tl, tl.math):
+        _CLEAN_LANGUAGE.append((module, {name: value for name, value in vars(module).items()
+                                         if not _is_interpreters(value) and not (name == "static_print" and value is print)}))
+
+
+def _restore_the_clean_language() -> None:
+    """Put back, from the copy taken before any launch, every name the interpreter left patched."""
+    for module, clean in _CLEAN_LANGUAGE:
+        for name, value in list(vars(module).items()):
+            if name in clean and value is not clean[name] and (
+                    _is_interpreters(value) or (name == "static_print" and value is print)):
+                setattr(module, name, clean[name])
+
+
 def undo_leaked_patches() -> bool:
     """Put back what earlier interpreted calls left patched in triton.language's modules (before
     fix_interpreter_patch_leak ran in this process). True when the language is clean."""
@@ -147,6 +181,7 @@ def undo_leaked_patches() -> bool:
                 value = unwrap(candidate)
         return value
 
+    _restore_the_clean_language()
     clean = True
     for module, other in ((tl.core, tl), (tl, tl.core), (tl.math, None)):
         for name, value in list(vars(module).items()):

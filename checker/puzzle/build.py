@@ -207,6 +207,10 @@ class DeclaredPuzzle:
                 again += [dataclasses.replace(c, variation_of=name) for c in self._build_cases([repeat])]
         return again
 
+    def data_of(self, case: Case) -> str:
+        """What the case's data is drawn from: its inputs' recipe and its seed (Puzzle.data_of)."""
+        return repr((sorted(self.overrides.get(case.name, {}).items(), key=str), self._seed(case.name)))
+
     def _seed(self, name: str) -> int:
         """A case's data seed: declared, or made from the puzzle's slug and the case's name."""
         return self.seeds.get(name, zlib.crc32(f"{self.slug}/{name}".encode()))
@@ -514,7 +518,7 @@ def puzzle(number: int, slug: str, title: str, *, inputs: Mapping[str, Any], ref
                     summary_patterns=tuple(summaries) + tuple(generic), skill=skill, chapter=chapter,
                     equations=tuple(formulas or {}),
                     equation_error=lambda label, c: declared.equation_error((formulas or {})[label], c),
-                    answer=declared.answer, derive=declared.derive, sizes_of=declared.sizes,
+                    answer=declared.answer, derive=declared.derive, sizes_of=declared.sizes, data_of=declared.data_of,
                     input_dims={n: tuple(r.names()) for n, r in declared.tensors.items() if r.names()},
                     gpu_memory=gpu_memory)
     _validate(result, declared)

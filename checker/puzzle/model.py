@@ -224,6 +224,9 @@ class Puzzle:
     derive: Callable[[Case, Mapping[str, Any]], Case] | None = None
     # a case's named sizes, also those of a case shown by its tensors' shapes (Case.shape hides them)
     sizes_of: Callable[[Case], Mapping[str, int]] | None = None
+    # what a case's data is drawn from (its inputs' recipe, its seed): a derived case's name leaves out
+    # what it takes from the case it came from, so a cache of results keys on this beside the case
+    data_of: Callable[[Case], str] | None = None
     # GiB the GPU check allocates at its peak (its hungriest case: inputs, float64 reference, kernels'
     # buffers), as measured (tests/gpu_memory.py); 0: at most SMALL_GPU_CHECK. Every check fits a
     # learner's 16 GiB card; the GPU suite keeps the larger ones from running side by side

@@ -401,7 +401,8 @@ def run_backend(request: Request) -> Iterator[dict]:
             elif message["type"] == "done":
                 done = True
                 # the interpreter without the sanitizer lets a kernel write anywhere in the process
-                reusable = not faulted and (request.sanitize or request.backend != "interpreter")
+                reusable = (not faulted and not message.get("retire")
+                            and (request.sanitize or request.backend != "interpreter"))
                 return
             yield message
         code = worker.proc.wait()

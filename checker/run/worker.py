@@ -219,7 +219,9 @@ def _experiment(puzzle, part, failing, kernels, source, device, seed, budget, ch
         return run_case(puzzle, part, case, kernels, source, device, seed + offset, diagnose=False)
 
     def fair(case) -> bool:
-        key = (puzzle.key, part.name, case.name, device, seed)
+        # a derived case's name leaves out what it takes from the case it came from (a block its sizes
+        # compute, its data's seed): the whole case and its data's seed say which case it is
+        key = (puzzle.key, part.name, repr(case), puzzle.data_of(case) if puzzle.data_of else "", device, seed)
         if key not in _FAIR:
             solution = _solution(puzzle)
             # without the reference solution (a student edition), a derived case is taken as fair
@@ -241,7 +243,7 @@ def _reference_map(puzzle, part, case, device, seed) -> dict | None:
     """The memory map of the reference solution's launch on the same case ("who should have written
     what"), traced as the learner's was; None without the reference solution (a student edition)."""
     from checker.case import MAP_ALWAYS, run_case
-    key = (puzzle.key, part.name, case.name, seed)
+    key = (puzzle.key, part.name, repr(case), puzzle.data_of(case) if puzzle.data_of else "", seed)
     if key not in _REFERENCE_MAPS:
         solution = _solution(puzzle)
         _REFERENCE_MAPS[key] = None if solution is None else run_case(
@@ -305,10 +307,16 @@ def main() -> None:
     # one request per line, served one after another with torch and triton imported once (a warm
     # worker); the parent closes stdin to end us. An exception here is the checker's own bug: it
     # ends the process, and the parent reports a crash with this stderr.
+    from checker import experiment
+    experiment.ALARM_ALLOWED = True
     for line in sys.stdin:
         if line.strip():
             run(json.loads(line), channel)
-            channel.send("done")
+            # an alarm cut a case short: the interpreter may be left half-patched, so no next check
+            # runs in this process (the runner starts another)
+            channel.send("done", retire=experiment.interrupted)
+            if experiment.interrupted:
+                break
 
 
 if __name__ == "__main__":

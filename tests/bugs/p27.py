@@ -340,7 +340,7 @@ SAME_BUG = {
     "formula.drop:ce_fwd_bwd_kernel:63b5ec90:0": ("accumulate", RESCALE_DROPPED),
 }
 
-# the second blind corpus (tests/bugs/second_blind/p27.py), measured beside the first
-from bugs.second_blind import p27 as _second  # noqa: E402
+# the second blind corpus (tests/bugs/corpora/p27_p32_blind_round2/p27.py), measured beside the first
+from bugs.corpora.p27_p32_blind_round2 import p27 as _second  # noqa: E402
 MEASURED = MEASURED + _second.MEASURED
 RIGHT = RIGHT + _second.RIGHT

@@ -341,7 +341,7 @@ SAME_BUG = {
     "formula.drop:chunk_ce_kernel:a9dd4a2b:0": ("accumulate", RESCALE_DROPPED),
 }
 
-# the second blind corpus (tests/bugs/second_blind/p28.py), measured beside the first
-from bugs.second_blind import p28 as _second  # noqa: E402
+# the second blind corpus (tests/bugs/corpora/p27_p32_blind_round2/p28.py), measured beside the first
+from bugs.corpora.p27_p32_blind_round2 import p28 as _second  # noqa: E402
 MEASURED = MEASURED + _second.MEASURED
 RIGHT = RIGHT + _second.RIGHT

@@ -365,7 +365,7 @@ def rope_bwd_kernel(dq_out_ptr, dk_out_ptr, pos_ptr, cos_ptr, sin_ptr, dq_ptr, d
           "the backward walks q's and k's heads as one list of HQ + HK heads, each lane masked to its tensor"),
 ]
 
-# the second blind corpus (tests/bugs/second_blind/p29.py), measured beside the first
-from bugs.second_blind import p29 as _second  # noqa: E402
+# the second blind corpus (tests/bugs/corpora/p27_p32_blind_round2/p29.py), measured beside the first
+from bugs.corpora.p27_p32_blind_round2 import p29 as _second  # noqa: E402
 MEASURED = MEASURED + _second.MEASURED
 RIGHT = RIGHT + _second.RIGHT

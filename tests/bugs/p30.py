@@ -215,7 +215,7 @@ def swiglu_bwd_kernel(a_ptr, b_ptr, dh_ptr, da_ptr, db_ptr, n_elements, BLOCK: t
           "lanes past the end clamped to element 0 for the loads (no load mask), dh·s shared by both gradients"),
 ]
 
-# the second blind corpus (tests/bugs/second_blind/p30.py), measured beside the first
-from bugs.second_blind import p30 as _second  # noqa: E402
+# the second blind corpus (tests/bugs/corpora/p27_p32_blind_round2/p30.py), measured beside the first
+from bugs.corpora.p27_p32_blind_round2 import p30 as _second  # noqa: E402
 MEASURED = MEASURED + _second.MEASURED
 RIGHT = RIGHT + _second.RIGHT

@@ -152,7 +152,7 @@ SAME_BUG = {
                                                       "softmax with score 0: the key mask does not switch them off"),
     # the unmasked stage's max without its scale: any shift gives the same softmax and lse (they cancel), so
     # what breaks is only what the max is there for, keeping exp2 in range: a stability bug, as the blind
-    # corpora's writers classed the same mistake (fifth_blind max_on_raw_scores, first blind no_running_max)
+    # corpora's writers classed the same mistake (round 5 max_on_raw_scores, first blind no_running_max)
     "formula.drop:attn_fwd_kernel:971925d9:0": ("stability", "the running max of the raw scores is in other units "
                                                              "than s · qk_scale: not the row's max, so far-below-zero "
                                                              "scores underflow exp2"),
@@ -326,7 +326,7 @@ RIGHT = written_against(P31_BEFORE_FUSED_SCALE, RIGHT)
 MEASURED = carried_forward(P31_BEFORE_GQA, MEASURED, P31_GQA)
 RIGHT = carried_forward(P31_BEFORE_GQA, RIGHT, P31_GQA)
 
-# the second blind corpus (tests/bugs/second_blind/p31.py), measured beside the first
-from bugs.second_blind import p31 as _second  # noqa: E402
+# the second blind corpus (tests/bugs/corpora/p27_p32_blind_round2/p31.py), measured beside the first
+from bugs.corpora.p27_p32_blind_round2 import p31 as _second  # noqa: E402
 MEASURED = MEASURED + _second.MEASURED
 RIGHT = RIGHT + _second.RIGHT

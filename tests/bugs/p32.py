@@ -381,7 +381,7 @@ MEASURED, RIGHT = ([grown for entry in entries
                                                  else P32_GQA)]
                    for entries in (MEASURED, RIGHT))
 
-# the second blind corpus (tests/bugs/second_blind/p32.py), measured beside the first
-from bugs.second_blind import p32 as _second  # noqa: E402
+# the second blind corpus (tests/bugs/corpora/p27_p32_blind_round2/p32.py), measured beside the first
+from bugs.corpora.p27_p32_blind_round2 import p32 as _second  # noqa: E402
 MEASURED = MEASURED + _second.MEASURED
 RIGHT = RIGHT + _second.RIGHT
