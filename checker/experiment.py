@@ -291,6 +291,11 @@ def around(puzzle: Puzzle, case: Case, written: Mapping[int, Any] = {}) -> Itera
             continue
         others = {c.params.get(name) for c in puzzle.cases() if not c.gpu_only} - {value, None}
         others = {v for v in others if type(v) is type(value)}
+        if type(value) is int:  # a number the kernel writes where this parameter belongs (a block's step)
+            mine = {v for v in written if type(v) is int and 0 < v <= 4 * max(value, 1)} - {value}
+            for v in sorted(mine, key=lambda v: (abs(v - value), v)):
+                yield name, {name: v}, 0.0
+            others -= mine
         if isinstance(value, bool) or isinstance(value, str):
             for v in sorted(others, key=str):
                 yield name, {name: v}, 0.5

@@ -96,7 +96,8 @@ def written_number_passes(finding: Finding | None) -> Diagnosis | None:
         return None
     for n in finding.passing:
         where = finding.written.get(str(n.after)) if isinstance(n.after, int) else None
-        if where and n.prop not in ("dtype", "inputs") and n.prop not in finding.smallest.params:
+        # a size, or a block the launch passes (a step written as the number of the default block)
+        if where and n.prop not in ("dtype", "inputs") and not isinstance(n.after, bool):
             kernel, line = where[0]
             return asking(f"with {n.prop} = {n.after} the smallest failing case passes, and {n.after} is a number "
                           f"written on line {line} of `{kernel}`: is {n.prop} written into the kernel as a number? "

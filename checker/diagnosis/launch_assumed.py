@@ -54,3 +54,24 @@ def launch_assumed(results: list[tuple[Case, dict]]) -> Diagnosis | None:
 def _value(case: Case, name: str) -> str:
     value = case.params.get(name)
     return chosen(name) if value is None else str(value)
+
+
+COVERAGE = {"address", "mask", "loop"}   # what a kernel that assumes its program count shows up as
+
+
+def with_launch_asked(entry: dict, params: list[str]) -> dict:
+    """A case's diagnosis (its JSON: a failing output's, the case's own, its error's) in a puzzle whose
+    launch chooses `params` (a persistent grid's program count): where it names or asks only about
+    addresses, masks or loops — rows never written, two programs on one row, a row walked twice —
+    a kernel that assumes how many programs run shows the same, so it asks about that too."""
+    named = list(entry.get("candidates", []))
+    text = entry.get("hint") or entry.get("message") or ""
+    # a cause the run proves (a lane past the end, a mask's bound) stays as it is: only questions grow
+    if entry.get("cause") or not named or not set(named) <= COVERAGE or not text:
+        return entry
+    readers = ", ".join(f"{reads(name)} ({name})" for name in params)
+    said = (f" Or does the kernel assume how many programs the launch runs? It chooses that number: read it "
+            f"with {readers}.")
+    key = "hint" if entry.get("hint") else "message"
+    return {**entry, key: text + ("\n" + said.lstrip() if "\n" in text else said), "cause": "",
+            "candidates": [*named, "hardcoded"]}

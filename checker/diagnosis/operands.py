@@ -227,7 +227,8 @@ def _term_hint(operands: Operands, output: Output, got: torch.Tensor, ref: torch
         # the formula's coefficient, or a loop or a mask that adds the term once too often or leaves it out
         return asking(f"{label} is the expected value plus {c:.4g} × `{name}`, element by element: the term in "
                       f"`{name}` has the wrong coefficient ({what}). In the formula, or does a loop or a mask add it "
-                      f"once too often, or leave it out (padded lanes that load a value, not 0)?", "formula",
-                      "loop", "mask", "fill", code="operand.term",
+                      f"once too often, or leave it out (padded lanes that load a value, not 0), or is a sum it is "
+                      f"multiplied by overwritten from one chunk to the next instead of accumulated?", "formula",
+                      "loop", "mask", "fill", "accumulate", code="operand.term",
                       subject=output.label, data={"input": name, "coefficient": c})
     return NO_HINT

@@ -67,21 +67,32 @@ def beyond_solution(unfilled: list[tuple[str, str]], solution: Path) -> list[str
     return [where for kernel, where in unfilled if mine[kernel] > theirs.get(kernel, 0)]
 
 
-def lanes_reached(label: str, got: Any, unfilled: list[tuple[str, str]]) -> Diagnosis | None:
+def lanes_reached(label: str, got: Any, unfilled: list[tuple[str, str]],
+                  solution: Path | None = None) -> Diagnosis | None:
     """The output holds the lane NaN (got: the output as the kernels left it, in its own dtype): the
-    masked-off lanes of a load without other= reached it."""
+    masked-off lanes of a load without other= reached it. Where the learner's kernels leave unfilled
+    no load the solution's fill, the loads are as meant: the lanes reached the output through a store
+    or an atomic that lets them through (its mask), or through a reduction that should have left them
+    out: ask. Where a load the solution fills is left unfilled, that load is the cause."""
     from checker.poison import lane_nan_mask
     n = int(lane_nan_mask(got).sum())
     if not n:
         return None
     lines = [where for _, where in unfilled]
     where = f" ({_some(lines)})" if lines else ""
-    return certain(f"{n} of {counted(got.numel(), 'element')} of `{label}` are the NaN that the interpreter puts in "
-                   f"the masked-off lanes of a tl.load without other={where}: the lanes a mask switches off are "
-                   f"undefined (on a GPU, whatever the registers held: often 0, not always), and here they reached "
-                   f"this output. Where such a load feeds a sum, a max or a product over the block, {FIX}.",
-                   "fill", code="values.undefined_lanes", strength=Strength.PROOF, subject=label,
-                   data={"elements": n, "loads": lines[:3]})
+    seen = (f"{n} of {counted(got.numel(), 'element')} of `{label}` are the NaN that the interpreter puts in "
+            f"the masked-off lanes of a tl.load without other={where}: the lanes a mask switches off are "
+            f"undefined (on a GPU, whatever the registers held: often 0, not always), and here they reached "
+            f"this output.")
+    data = {"elements": n, "loads": lines[:3]}
+    dropped = beyond_solution(unfilled, solution) if solution is not None and solution.is_file() else lines
+    if dropped:
+        return certain(f"{seen} Where such a load feeds a sum, a max or a product over the block, {FIX}.",
+                       "fill", code="values.undefined_lanes", strength=Strength.PROOF, subject=label, data=data)
+    return asking(f"{seen} Those loads are masked as the reference solution's are: does a store or an atomic "
+                  f"write these lanes without the same mask (its mask missing, or another one)? Or does a "
+                  f"reduction take them in, where {FIX}?", "mask", "fill",
+                  code="values.undefined_lanes_written", subject=label, data=data)
 
 
 def lanes_suspected(elements: str, unfilled: list[tuple[str, str]],

@@ -393,12 +393,16 @@ def _nonfinite_hint(got: torch.Tensor, ref: torch.Tensor, comparison: Comparison
     ones = [k for k, v in (case.sizes.items() if case is not None else ()) if v == 1 and _rare_one(puzzle, k)]
     if ones:
         sizes, minus = " and ".join(f"{k} = 1" for k in ones), " or ".join(f"{k} - 1" for k in ones)
+        # the kernel writes −inf: a fill of −inf where 0 belongs makes NaN in a product (−inf · 0)
+        filled = (" Or a −inf the kernel fills in (a tl.where's, an other=) where 0 belongs: −inf · 0 is NaN."
+                  if evidence.minus_inf else "")
         return asking(f"{elements} NaN or Inf, in a case with {sizes}. A division by zero there: by "
                       f"{minus}, or by a count of lanes or elements that is 0 in this case? Or 0 / 0, a sum "
                       f"whose loop never ran for so small a size, or offsets that leave a row no valid element? Or "
                       f"a running sum that ends at 0: rescaled by exp(m_old − m_new) after the new block's terms "
-                      f"are added, it is 0 after the first block (m_old = −inf)?",
-                      "formula", "loop", "mask", "address", "accumulate", code="values.nonfinite")
+                      f"are added, it is 0 after the first block (m_old = −inf)?{filled}",
+                      "formula", "loop", "mask", "address", "accumulate", *(("fill",) if filled else ()),
+                      code="values.nonfinite")
     past = "" if evidence.sanitized else ", a load past the end of a tensor (garbage)"
     return asking(f"{elements} NaN or Inf, computed by the kernel. Where from: an overflow "
                   f"(exp of a large number, a 16-bit type's range), a division by zero (padded lanes counted, a "
@@ -425,7 +429,8 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     operands: the case's hypotheses about its operands (checker/diagnosis/operands.py)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
-    undefined = lanes_reached(output.label, got, evidence.unfilled) if comparison.n_nonfinite else None
+    undefined = (lanes_reached(output.label, got, evidence.unfilled, getattr(puzzle, "solution", None))
+                 if comparison.n_nonfinite else None)
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from checker.diagnosis import arbitrate, experiments
 from checker.diagnosis.across_cases import summary_hints
+from checker.diagnosis.launch_assumed import with_launch_asked
+from checker.diagnosis.written_numbers import written_to_an_input
 from checker.diagnosis.experiments import Finding
 from checker.diagnosis.model import Diagnosis
+from checker.puzzle.launch import READS
 from checker.puzzle.model import Puzzle
 from checker.report.model import CaseResult
 
@@ -29,9 +32,21 @@ class ReportBuilder:
         self.findings: dict[tuple[str, str], Finding] = {}   # (part, backend) -> its experiment
         self.experiments: list[dict] = []    # as the report carries them
         self.hints: list[dict] = []          # the claims across cases that are shown
+        self.mutated: dict[str, list[str]] = {}   # part -> the inputs its kernels wrote, in any case so far
+        # the values a launch chooses that the kernels must read (a persistent grid's program count)
+        self.launch_params = sorted({name for case in puzzle.cases() if case.variation_of
+                                     for name in case.params if name in READS})
 
     def case(self, event: dict) -> CaseResult:
         """Decide one case_result event (its "backend" set): what its failing outputs show."""
+        if self.launch_params and event.get("status") != "pass":
+            self._ask_about_the_launch(event)
+        # an input the kernels wrote in one case explains an output left unwritten in another, where the
+        # write happened to leave the input's values as they were (a rotation by 0, a scale of 1)
+        written = self.mutated.setdefault(event.get("part", ""), [])
+        written += [m for m in event.get("mutated", []) if m not in written]
+        if written and event.get("status") != "pass":
+            event["comparisons"] = [written_to_an_input(c, written) for c in event.get("comparisons", [])]
         case = CaseResult.from_event(event)
         decided: dict = {"shown": {}, "notes": {}}
         if case.status != "pass":
@@ -43,6 +58,19 @@ class ReportBuilder:
                 decided["notes"] = left
         event["decided"] = decided
         return CaseResult.from_event(event)
+
+    def _ask_about_the_launch(self, event: dict) -> None:
+        """Where the launch chooses a value the kernels must read, a case's hints about addresses,
+        masks and loops ask whether the kernel assumes it, too (checker/diagnosis/launch_assumed.py)."""
+        ask = lambda entry: with_launch_asked(entry, self.launch_params)  # noqa: E731
+        event["comparisons"] = [ask(c) if not c.get("ok") else c for c in event.get("comparisons", [])]
+        event["hints"] = [ask(h) for h in event.get("hints", [])]
+        error = event.get("error")
+        if error and error.get("diagnosis"):
+            asked = ask({**error["diagnosis"], "hint": "", "message": error.get("message", "")})
+            event["error"] = {**error, "message": asked.pop("message"), "diagnosis": asked}
+        elif error and (error.get("cause") or error.get("candidates")):
+            event["error"] = ask(error)
 
     def experiment(self, event: dict, backend: str) -> Finding | None:
         """An experiment on a part's cases (checker/experiment.py), read and recorded."""

@@ -56,7 +56,8 @@ PUZZLE = puzzle(
     hints={"wide": "only the rows wider than BLOCK_N fail: loop over the whole row in BLOCK_N chunks "
                    "(for start in range(0, N, BLOCK_N)) in both passes.",
            "tail": ("only the cases whose last chunk sticks out past N fail: its lanes past N are not part of the "
-                   "row. Load them masked (cols < N, other=0.0) and keep them out of every sum.", ("mask", "fill"))},
+                   "row. Are they loaded masked (cols < N, other=0.0) and kept out of every sum, and does each pass "
+                   "reach this last, partly filled chunk (range(0, N, BLOCK_N))?", ("mask", "fill", "loop"))},
     summaries=[SummaryPattern(CANCELLATION, lambda c: "cancellation" in c.tags, cause="stability"),
                SummaryPattern("only the bfloat16 cases fail: keep the sums in fp32 (tl.zeros(..., dtype=tl.float32), "
                               "each chunk loaded .to(tl.float32)); mean and var are stored in fp32.",

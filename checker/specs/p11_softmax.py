@@ -110,9 +110,10 @@ PUZZLE = puzzle(
     hints={"wide": ("only the rows wider than the block fail: the loop must cover the whole row (for start in "
                    "range(0, N, BLOCK_N)), and the running sum must be rescaled by exp(m_old − m_new) each time "
                    "the running max grows.", ("loop", "accumulate", "formula")),
-           "tail": ("only the cases whose last block sticks out past N fail: its lanes are not part of the row. "
-                   "Load with mask=cols < N and other=-float(\"inf\") (out of the max and the sum), and store "
-                   "with the same mask.", ("fill", "mask"))},
+           "tail": ("only the cases whose last block sticks out past N fail: its lanes past N are not part of the "
+                   "row. Does every loop reach this last, partly filled block (range(0, N, BLOCK_N): N // BLOCK_N "
+                   "leaves it out), and is each load and store masked (mask=cols < N, other=-float(\"inf\") to keep "
+                   "the padded lanes out of the max and the sum)?", ("mask", "fill", "loop"))},
     summaries=[SummaryPattern(LARGE, lambda c: "large" in c.tags, cause="stability"),
                SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
                SummaryPattern(EARLY, lambda c: "early" in c.tags, candidates=("accumulate", "stability")),

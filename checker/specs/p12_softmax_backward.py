@@ -71,8 +71,9 @@ PUZZLE = puzzle(
               hint("dx matches y ⊙ (Σ dy·y − dy): the sign is reversed, dx = y ⊙ (dy − Σ dy·y).", "sign"),
               hint("dx matches a row sum over the first BLOCK_N elements alone: the first pass must loop "
                    "over the whole row, for start in range(0, N, BLOCK_N).", "first_chunk")],
-    hints={"tail": ("only the cases whose last chunk sticks out past N fail: load y and dy masked (cols < N, "
-                   "other=0.0, so padded lanes add nothing to the sum) and store dx with the same mask.", ("mask", "fill"))},
+    hints={"tail": ("only the cases whose last chunk sticks out past N fail: are y and dy loaded masked (cols < N, "
+                   "other=0.0, so padded lanes add nothing to the sum) and dx stored with the same mask, and does "
+                   "each pass reach this last, partly filled chunk (range(0, N, BLOCK_N))?", ("mask", "fill", "loop"))},
     cases=[case(M=4, N=20, BLOCK_N=8, documented=True), case(M=1, N=1), case(M=4, N=7), case(M=4, N=64),
            case(M=8, N=100), case(M=2, N=300, BLOCK_N=64), case(M=16, N=33, BLOCK_N=8),
            case("peaked rows (logits 10·randn)", M=4, N=50, inputs={"x": randn("M N", 0.0, 10.0)}),

@@ -34,10 +34,11 @@ PUZZLE = puzzle(
               variant("row_stride_m", "address", "y matches A read with rows M elements apart: A is [M, K], row-major, "
                       "so A[m, k] is m * K + k elements after a_ptr.", row_stride_m)],
     summaries=[SummaryPattern("only the cases whose K takes more than one BLOCK_K step fail: does the loop "
-                              "walk all of K (range(0, K, BLOCK_K)), adding each step into one accumulator "
-                              "created before the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"],
-                              # a loop or an accumulator that loses K steps fails every such case
-                              coverage=1.0, candidates=("loop", "accumulate", "hardcoded"))],
+                              "walk all of K (range(0, K, BLOCK_K)), does each step load its own chunk of A and "
+                              "x (offsets k0 + tl.arange(0, BLOCK_K)), and is each step added into one "
+                              "accumulator created before the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"],
+                              # a loop, a step's offsets or an accumulator that loses K steps fails every such case
+                              coverage=1.0, candidates=("loop", "address", "accumulate", "hardcoded"))],
     hints={"wide": ("only the cases larger than one block fail: does each program take its BLOCK_M rows from "
                    "tl.program_id(0), and does its loop walk all of K?", ("address", "loop"))},
     cases=[case(M=6, K=20, BLOCK_M=4, BLOCK_K=8, documented=True), case(M=8, K=16, BLOCK_M=4, BLOCK_K=8),

@@ -56,8 +56,10 @@ PUZZLE = puzzle(
                               "tl.program_id(1).", lambda c: -(-c.sizes["M"] // c.params["BLOCK_M"])
                               != -(-c.sizes["N"] // c.params["BLOCK_N"]), candidates=("address",)),
                SummaryPattern("only the cases whose K takes more than one BLOCK_K step fail: does the loop "
-                              "walk all of K, adding each step's tl.dot into one accumulator created before "
-                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"], candidates=("loop", "accumulate", "hardcoded"))],
+                              "walk all of K, does each step load its own tiles (offsets k0 + tl.arange(0, "
+                              "BLOCK_K)), and is each step's tl.dot added into one accumulator created before "
+                              "the loop?", lambda c: c.sizes["K"] > c.params["BLOCK_K"],
+                              candidates=("loop", "address", "accumulate", "hardcoded"))],
     hints={"wide": ("only the cases larger than one block fail: does each program take its own tile of C (rows from "
                    "tl.program_id(0), columns from tl.program_id(1)), and does each program's loop walk all of K?", ("address", "loop"))},
     cases=[case(M=20, N=40, K=36, documented=True), case(M=32, N=32, K=32), case(M=32, N=64, K=16),

@@ -82,7 +82,7 @@ PINNED = [
         # without the sanitizer the last row reads whatever lies past x: where that is zeros, M = 1, N = 1
         # comes out right, and the failing cases are then "not powers of two" rather than "a tail"
         reasons_unsanitized=(("last chunk sticks out past N", "sizes are not powers of two"),
-                             ("Load them masked", "what its padded lanes load")),
+                             ("Load them masked", "loaded masked", "what its padded lanes load")),
         not_causes=("atomic", "stability"),
         notes="the last chunk reads past the end of its row: into the next row, or past the end of x"),
     Bug("running_sum_in_the_input_dtype", "forward",
