@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import p32_bwd_launches as launches  # the launches research/attention/bwd_sweep.py times
 from ncu_table import STALL_NAMES, top_stalls
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -260,13 +261,11 @@ def sweep() -> str:
 
 def not_swept() -> str:
     """Every design the sweep times, by name, and the command that times them."""
-    from checker.experiments import module_at
-    designs = module_at(DATA.parent.parent / "research/attention/bwd_designs.py", "bwd_designs_page")
     lines = []
     for D in (64, 128):
-        lines.append(f"- D = {D}, dK/dV: " + "; ".join(w.name for w in designs.DKDV[D] + designs.DKDV_DESIGNS[D]))
-        lines.append(f"- D = {D}, dQ: " + "; ".join(w.name for w in designs.DQ[D] + designs.DQ_DESIGNS[D]))
-        lines.append(f"- D = {D}: " + "; ".join(f.name for f in designs.FUSED[D]))
+        lines.append(f"- D = {D}, dK/dV: " + "; ".join(w.name for w in launches.DKDV[D] + launches.DKDV_DESIGNS[D]))
+        lines.append(f"- D = {D}, dQ: " + "; ".join(w.name for w in launches.DQ[D] + launches.DQ_DESIGNS[D]))
+        lines.append(f"- D = {D}: " + "; ".join(f.name for f in launches.FUSED[D]))
     return ("*Not measured yet: run `python research/attention/bwd_sweep.py` on a GPU (with TRITON_TUTORIALS for "
             "the tutorial's column) and commit its JSON as `book/data/p32_bwd_sweep.json`.* The launches and "
             "designs it times, each walk alone at every size of the benchmark (the reference's launch first):\n\n"

@@ -1,6 +1,6 @@
 """Puzzles 25 and 27's pages, the designs tried against their speed goals and the profile of where the
 time goes, drawn at build time from committed GPU data (data/memory_bound_designs.json, written by
-book/experiments/memory_bound/to_book.py from explore.py's and ncu_profile.py's runs)."""
+research/memory_bound/to_book.py from explore.py's and ncu_profile.py's runs)."""
 from __future__ import annotations
 
 import json

@@ -3,7 +3,7 @@ can hand out, written to the new folder OUT.
 
 It leaves out the answers: the reference solutions (solutions/), the catalogs of known bugs and
 the corpora of learners' bugs with the tests that read them (tests/: tests/bugs/ holds the
-solutions with one line changed), the research (book/experiments/, research/) and CI. In the book, a
+solutions with one line changed), the research (research/) and CI. In the book, a
 dropdown that shows a reference solution says instead that this edition has none, and a page
 whose code reads the solutions (a chapter of bugs patched into one) keeps its title and says so.
 The checker is copied whole and unchanged: its verdicts compare kernels with the puzzles' PyTorch
@@ -28,7 +28,7 @@ from checker.puzzle.edition import EDITION, SCHEMA, student_edition
 from checker.puzzle.model import REPO_ROOT
 from checker.stubs import stub_text
 
-LEFT_OUT = ("solutions/", "tests/", "research/", "book/experiments/", ".ci/", ".github/")
+LEFT_OUT = ("solutions/", "tests/", "research/", ".ci/", ".github/")
 SKIPPED = {".git", "__pycache__", "_build", ".pytest_cache", ".ipynb_checkpoints", ".checker", "node_modules"}
 NOT_HERE = "The reference solution is not in this edition (the student edition has no solutions)."
 # a dropdown (:::{dropdown} ... :::, or with more colons) whose body names a file of solutions/
@@ -74,7 +74,8 @@ def page_without_answers(text: str, readers: tuple[str, ...] = ()) -> str:
         title = text[len(head) + 1:].split("\n", 1)[0]
         return (f"{head}\n{title}\n\nThis chapter is built on the reference solutions, which the student edition "
                 f"leaves out: it is in the full copy of the book.\n")
-    reads = re.compile(r"[\"']experiments/|^\s*(?:from|import)\s+(?:%s)\b" % "|".join(map(re.escape, readers or ("-",))), re.M)
+    reads = re.compile(r"[\"'](?:\.\./)+research\b|[\"']research[\"']"  # a path into research/, from book/
+                       r"|^\s*(?:from|import)\s+(?:research|%s)\b" % "|".join(map(re.escape, readers or ("-",))), re.M)
     return CODE_CELL.sub(lambda m: f"{m.group(1)}{{code-cell}} ipython3\n{m.group(2)}{CELL_NOT_HERE}{m.group(1)}"
                          if reads.search(m.group(3)) else m.group(0), text)
 

@@ -112,8 +112,7 @@ def test_the_sweep_sentences_are_computed_from_its_data():
 
 
 def test_without_a_sweep_the_page_names_every_design_it_would_time():
-    from checker.experiments import module_at
-    designs = module_at(REPO_ROOT / "research/attention/bwd_designs.py", "bwd_designs_test")
+    import p32_bwd_launches as designs  # the launches research/attention/bwd_sweep.py times (bwd_designs.py's)
     text = attention_speed.not_swept()
     assert text.startswith("*Not measured yet")
     for D in (64, 128):

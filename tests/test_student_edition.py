@@ -86,14 +86,17 @@ def test_the_edition_leaves_out_the_answers(student):
 
 
 def test_no_page_of_the_edition_runs_what_it_leaves_out(student):
-    """Its pages' code reads no solution, and no research (p25's PTX census, p28's recompute design
-    and chapter 8's patched solutions are notes there), and the table of contents finds every page."""
+    """Its pages' code reads no solution, and no research (p25's PTX census and chapter 8's patched
+    solutions are notes there; p28's share of tiles kept is computed by a book module, book/p28_recompute.py),
+    and the table of contents finds every page."""
     readers = solution_readers([f"book/{p.name}" for p in (REPO_ROOT / "book").glob("*.py")])
     assert "p25_memory_instructions" in readers
     for page in (student / "book").glob("*.md"):
         for cell in CODE_CELL.finditer(page.read_text(encoding="utf-8")):
             code = cell.group(3)
-            assert '"solutions"' not in code and not re.search(r"[\"']experiments/", code), page.name  # a path read
+            assert '"solutions"' not in code, page.name  # a path read, or the research imported
+            assert not re.search(r"[\"'](?:\.\./)+research\b|[\"']research[\"']|^\s*(?:from|import)\s+research\b",
+                                 code, re.M), page.name
             assert not any(re.search(rf"^\s*(from|import) {name}\b", code, re.M) for name in readers), page.name
     toc = (student / "_toc.yml").read_text(encoding="utf-8")
     assert all((student / f"{name}.md").is_file() for name in re.findall(r"file: (\S+)", toc))

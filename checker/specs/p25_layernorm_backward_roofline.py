@@ -112,7 +112,7 @@ def tail(H: int) -> int:
     8192 + a tail of 512 (270 used): 8704 lanes, against 16384 for one block of the next power of
     two, whose registers spill while H is an argument (measured on an H100: 928 GB/s in one block,
     2141 head + tail). Compiled with H a constant, the padded block spills little and is faster still
-    (book/experiments/memory_bound, design E), but a block wider than H breaks the unmasked head."""
+    (research/memory_bound, design E), but a block wider than H breaks the unmasked head."""
     rest = H - head(H)
     return 0 if rest == 0 else 1 << (rest - 1).bit_length()
 

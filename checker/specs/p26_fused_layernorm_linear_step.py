@@ -23,7 +23,7 @@ BF16_DW = {"bfloat16": Tolerance(atol=2.4e-2, rtol=1.6e-2, per_condition=CONDITI
 
 
 # rows of at most this many lanes: ln_dx_kernel at four programs of 4 warps per SM, not two of 8
-# (measured on an H100, book/experiments/fused_step/row_kernels.py: at M=4096, H=2048, 32 us against 38)
+# (measured on an H100, research/fused_step/row_kernels.py: at M=4096, H=2048, 32 us against 38)
 NARROW_ROW = 2048
 
 

@@ -2,7 +2,7 @@
 (solutions/p32_flash_attention_backward.py), the launches tried per head dim, and one launcher for
 all of them. Timed by bwd_sweep.py on a GPU, compiled for the H100 without one by
 bwd_compile_check.py, and checked against the reference on the CPU interpreter by cpu_smoke()
-(tests/test_experiments.py).
+(tests/test_research.py).
 
 The kernels take the reference's arguments, in its order, with the design's switches as further
 constexprs; all switches off, each computes what the reference computes, in the same order (the
@@ -27,104 +27,22 @@ same bits). The switches:
 
 A launch is a Walk (tiles, warps, stages, switches) per kernel, or a Fused; `own` marks a walk run
 by the reference's own kernel (the per-head-dim launches a spec can adopt without a kernel change).
+They and the lists of launches tried are in book/p32_bwd_launches.py (the page names them).
 No torch at import time: bwd_compile_check.py compiles these kernels where torch is absent.
 """
-from dataclasses import dataclass
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import triton
 import triton.language as tl
 
+# the launches (Walk, Fused and the lists of them) are puzzle 32's page's too: it names them where no
+# sweep is committed, so they live beside it, in book/p32_bwd_launches.py
+sys.path.append(str(Path(__file__).resolve().parents[2] / "book"))
+from p32_bwd_launches import DKDV, DKDV_DESIGNS, DQ, DQ_DESIGNS, FUSED, Fused, Walk, runs, switched  # noqa: E402,F401
+
 LOG2E = 1.4426950408889634
-
-
-@dataclass(frozen=True)
-class Walk:
-    """One walk's launch: BLOCK_Q x BLOCK_K tiles, warps, pipeline stages, and the design's switches.
-    own: the reference's own kernel (every switch off)."""
-    block_q: int
-    block_k: int
-    warps: int
-    stages: int
-    slice: int = 1
-    split: bool = False
-    reverse: bool = False
-    own: bool = False
-
-    @property
-    def tiles(self) -> str:
-        return f"{self.block_q}x{self.block_k} w{self.warps} s{self.stages}"
-
-    @property
-    def name(self) -> str:
-        switches = [f"slice {self.slice}"] * (self.slice > 1) + ["split"] * self.split + ["reverse"] * self.reverse
-        return ("reference kernel " if self.own else "") + self.tiles + "".join(f", {s}" for s in switches)
-
-    def at(self, causal: bool) -> "Walk":
-        """The launch as it runs: not causal, slice and reverse change nothing (no diagonal, walks of one
-        length), and a design with them is the design without them."""
-        if causal:
-            return self
-        # all switches off, a design's kernel is the reference's: its launch is the reference kernel's
-        return Walk(self.block_q, self.block_k, self.warps, self.stages, split=self.split, own=self.own or not self.split)
-
-
-@dataclass(frozen=True)
-class Fused:
-    """fused_kernel's launch: dK/dV tiles BLOCK_Q1 x BLOCK_K1, dQ tiles BLOCK_K1 x BLOCK_K2."""
-    block_q1: int
-    block_k1: int
-    block_k2: int
-    warps: int
-    stages: int
-    slice: int = 1
-    split: bool = False
-
-    def at(self, causal: bool) -> "Fused":
-        return self if causal else Fused(self.block_q1, self.block_k1, self.block_k2, self.warps, self.stages,
-                                         split=self.split)
-
-    @property
-    def name(self) -> str:
-        switches = [f"slice {self.slice}"] * (self.slice > 1) + ["split"] * self.split
-        return (f"fused: dK/dV {self.block_q1}x{self.block_k1}, dQ {self.block_k1}x{self.block_k2}, w{self.warps} "
-                f"s{self.stages}" + "".join(f", {s}" for s in switches))
-
-
-# The reference's benchmark launches (checker/specs/p32: FAST_D64 for both walks at D = 64; FAST and
-# its DQ_TILES at D = 128) come first; then the launches tried per head dim. Triton's tutorial 06
-# launches its fused kernel at dK/dV 32 x 128, dQ 128 x 32, 4 warps, 5 stages (written for D = 64).
-DKDV = {64: [Walk(64, 64, 4, 3, own=True), Walk(32, 64, 4, 4, own=True), Walk(32, 128, 4, 5, own=True),
-             Walk(64, 128, 8, 3, own=True), Walk(32, 128, 8, 3, own=True)],
-        128: [Walk(32, 64, 4, 4, own=True), Walk(32, 64, 4, 3, own=True), Walk(64, 64, 8, 3, own=True),
-              Walk(32, 128, 8, 2, own=True), Walk(16, 64, 4, 4, own=True)]}
-DQ = {64: [Walk(64, 64, 4, 3, own=True), Walk(128, 32, 4, 5, own=True), Walk(128, 64, 8, 3, own=True),
-           Walk(128, 64, 4, 3, own=True), Walk(64, 32, 4, 4, own=True)],
-      128: [Walk(128, 64, 8, 3, own=True), Walk(128, 32, 4, 4, own=True), Walk(64, 64, 4, 3, own=True),
-            Walk(128, 32, 8, 4, own=True), Walk(64, 32, 4, 3, own=True)]}
-
-
-def runs(walks: list, causal: bool) -> list:
-    """The launches as they run at one causal setting, each once, in order."""
-    return list(dict.fromkeys(walk.at(causal) for walk in walks))
-
-
-def switched(walk: Walk, kind: str) -> list[Walk]:
-    """The designs at one launch: slice 2, split, and (dQ) reverse, each alone, then all together."""
-    designs = [Walk(walk.block_q, walk.block_k, walk.warps, walk.stages, slice=2),
-               Walk(walk.block_q, walk.block_k, walk.warps, walk.stages, split=True)]
-    if kind == "dq":
-        designs.append(Walk(walk.block_q, walk.block_k, walk.warps, walk.stages, reverse=True))
-    designs.append(Walk(walk.block_q, walk.block_k, walk.warps, walk.stages, slice=2, split=True,
-                        reverse=kind == "dq"))
-    return designs
-
-
-# the designs' switches at the reference's launch, and at D = 64 at the tutorial's launch as well
-DKDV_DESIGNS = {64: switched(DKDV[64][0], "dkdv") + switched(DKDV[64][2], "dkdv"), 128: switched(DKDV[128][0], "dkdv")}
-DQ_DESIGNS = {64: switched(DQ[64][0], "dq") + switched(DQ[64][1], "dq"), 128: switched(DQ[128][0], "dq")}
-FUSED = {64: [Fused(32, 128, 32, 4, 5, slice=2, split=True), Fused(64, 64, 64, 4, 3)],
-         128: [Fused(32, 64, 64, 4, 3), Fused(32, 64, 32, 4, 3, slice=2, split=True)]}
 
 
 # ---------------------------------------------------------------- kernels
@@ -383,7 +301,7 @@ def cpu_smoke() -> None:
     rows before their first key."""
     import torch
 
-    from checker.experiments import solution
+    from research.runs import solution
     solution_kernels = solution("p32")
     generator = torch.Generator().manual_seed(0)
     reference = (Walk(16, 32, 4, 2, own=True), Walk(32, 16, 4, 2, own=True))

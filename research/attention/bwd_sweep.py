@@ -61,9 +61,9 @@ def sizes_of(case) -> dict:
 
 
 def load_designs():
-    """bwd_designs.py, by path (research/ is no package), once per process."""
+    """bwd_designs.py, by path (research/attention/ is no package), once per process."""
     if "bwd_designs" not in sys.modules:
-        from checker.experiments import module_at
+        from research.runs import module_at
         sys.modules["bwd_designs"] = module_at(HERE / "bwd_designs.py", "bwd_designs")
     return sys.modules["bwd_designs"]
 
@@ -74,7 +74,7 @@ def load_solution():
     """The reference solution's kernels, once per process, loaded as the timing process loads them (Triton's
     cache on disk is keyed by the kernel's source, its callees' and its specialisation)."""
     if "p32_solution" not in sys.modules:
-        from checker.experiments import solution
+        from research.runs import solution
         sys.modules["p32_solution"] = solution("p32")
     return sys.modules["p32_solution"]
 
@@ -452,7 +452,7 @@ def main() -> None:
     import torch
 
     from checker import registry
-    from checker.experiments import run_stamp
+    from research.runs import run_stamp
     from checker.puzzle import timing
     from checker.specs import p32_flash_attention_backward as spec
     start = time.time()

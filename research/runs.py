@@ -1,6 +1,7 @@
-"""What the book's experiment scripts (book/experiments/) share: a puzzle's reference solution as a
-module (the solutions are files, not a package), the stamp every GPU run's JSON carries, and the
-reading of Nsight Compute's raw CSV."""
+"""What the research scripts (research/*/) share: a puzzle's reference solution as a module (the
+solutions are files, not a package), the stamp every GPU run's JSON carries, and the reading of
+Nsight Compute's raw CSV. A script imports it as `research.runs`, with the repository's root on
+sys.path."""
 from __future__ import annotations
 
 import csv

@@ -7,7 +7,7 @@
 
 Both dQ walks are the reference's. Each design is first checked against float32 autograd. On a GPU:
 
-    cd book/experiments/attention && ROOT=../../.. OUT=. python gqa.py
+    cd research/attention && ROOT=../.. OUT=. python gqa.py
 
 writes gqa.json; copied to book/data/attention_gqa.json for puzzle 32's page."""
 import json

@@ -4,7 +4,7 @@ and Stop: per size, the reference forward (1 kernel) and backward (Δ, dK/dV, dQ
 
     ncu --profile-from-start off --kernel-name regex:'attn|cudnn' --metrics gpu__time_duration.sum,\\
         sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active --csv --page raw \\
-        python ncu_sizes.py ../../.. > ncu_sizes.csv
+        python ncu_sizes.py ../.. > ncu_sizes.csv
 
 (every size of checker.specs.families.attention.bench_sizes, the grouped-query ones included)"""
 import sys

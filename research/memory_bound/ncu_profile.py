@@ -3,7 +3,7 @@ cudaProfilerStart and Stop, for Nsight Compute: p27 at V = 32000 and 128256 (bf1
 H = 8462 and 16384 (fp32 and bf16, M = 4096), plus the copy of the same bytes (checker/bench/ceiling.py)
 after each, so that the profile shows each kernel's DRAM traffic and bandwidth next to the copy's. On a GPU:
 
-    ROOT=../../.. ncu --profile-from-start off --kernel-name regex:'ce_|ln_|copy_words' \
+    ROOT=../.. ncu --profile-from-start off --kernel-name regex:'ce_|ln_|copy_words' \
         --metrics "$(python -c 'import ncu_profile; print(ncu_profile.PROFILE_METRICS)')" \
         --csv --page raw python ncu_profile.py > ncu_profile.csv
 

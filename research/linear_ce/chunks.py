@@ -3,7 +3,7 @@ sizes (its scratch is one chunk's logits), torch.compile's step, and cuBLAS's pr
 them (the step without recomputing the logits) and four (with the logits recomputed in the backward,
 as a design that never stores them must).
 
-    cd book/experiments/linear_ce && ROOT=../../.. OUT=. python chunks.py
+    cd research/linear_ce && ROOT=../.. OUT=. python chunks.py
 
 writes chunks.json; book/data/p28_chunks.json is that file."""
 import json
@@ -19,9 +19,9 @@ ROOT = os.environ.get("ROOT", ".")
 OUT = os.environ.get("OUT", ".")
 sys.path.insert(0, ROOT)
 from checker.specs import p28_linear_cross_entropy as SPEC  # noqa: E402
-from checker.experiments import run_stamp, solution  # noqa: E402
 from checker.puzzle import timing  # noqa: E402
 from checker.specs.families.cross_entropy import IGNORE  # noqa: E402
+from research.runs import run_stamp, solution  # noqa: E402
 
 SOL = solution("p28")
 triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))

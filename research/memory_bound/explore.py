@@ -1,7 +1,7 @@
 """Times the designs of kernels_ce.py (p27) and kernels_ln.py (p25) next to the copy of the same bytes,
 after checking each against PyTorch in fp32 at the benchmark's own size. On a GPU:
 
-    cd book/experiments/memory_bound && ROOT=../../.. OUT=. BUDGET=330 python explore.py all   # or ce, ln
+    cd research/memory_bound && ROOT=../.. OUT=. BUDGET=330 python explore.py all   # or ce, ln
 
 writes $OUT/explore.json (one record per design and size, rewritten after every record: a run cut
 short keeps what it timed) and prints a summary: the best design per size, as a fraction of the copy.

@@ -1,14 +1,14 @@
 """explore.json (explore.py), ncu_raw.csv (ncu_run.py) and ncu_sizes.csv (ncu_sizes.py) ->
 book/data/attention_designs.json and attention_ncu.json: the designs the pages show, each named by
 what it changes, the profile's rows, and per benchmark size the kernels' times and tensor-core shares.
-python to_book.py explore.json ncu_raw.csv ncu_sizes.csv ../../data
+python to_book.py explore.json ncu_raw.csv ncu_sizes.csv ../../book/data
 
 or, for the per-size profile alone (attention_ncu.json's by_size, the rest kept):
 
-python to_book.py sizes ncu_sizes.csv ../../data"""
+python to_book.py sizes ncu_sizes.csv ../../book/data"""
 import json, sys, time
-sys.path.insert(0, "../../..")
-from checker.experiments import ncu_launches, ncu_number, ncu_stalls  # noqa: E402
+sys.path.insert(0, "../..")
+from research.runs import ncu_launches, ncu_number, ncu_stalls  # noqa: E402
 
 
 def by_size(path):

@@ -1,7 +1,7 @@
 """Puzzle 26's memory-bound kernels at other launches, each beside the copy of the bytes it must move,
 in one run on a GPU (products.py found them 16 % above that copy at M = 8192):
 
-    cd book/experiments/fused_step && ROOT=../../.. OUT=. python row_kernels.py     # writes row_kernels.json
+    cd research/fused_step && ROOT=../.. OUT=. python row_kernels.py     # writes row_kernels.json
 
 Each launch's output is compared with the reference launch's (the same bits for the sums: their
 order is fixed by the launch, so only an order-changing launch may differ, in the last bits)."""
@@ -17,9 +17,9 @@ ROOT = os.environ.get("ROOT", ".")
 OUT = os.environ.get("OUT", ".")
 sys.path.insert(0, ROOT)
 from checker.bench.columns import copy_work, replay_median_ms  # noqa: E402
-from checker.experiments import run_stamp, solution  # noqa: E402
 from checker.specs import p26_fused_layernorm_linear_step as SPEC  # noqa: E402
 from checker.specs.families.layernorm import EPS  # noqa: E402
+from research.runs import run_stamp, solution  # noqa: E402
 from products import step_inputs  # noqa: E402  (this folder: run from it)
 
 SOL = solution("p26")

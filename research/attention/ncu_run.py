@@ -4,7 +4,7 @@ On a GPU, from this folder (book/data/attention_ncu.json came from this command)
 
     ncu --profile-from-start off --kernel-name regex:'attn|cudnn' --section SpeedOfLight \
         --section ComputeWorkloadAnalysis --section WarpStateStats --section LaunchStats \
-        --section Occupancy --page raw --csv python ncu_run.py ../../.. > ncu_raw.csv"""
+        --section Occupancy --page raw --csv python ncu_run.py ../.. > ncu_raw.csv"""
 import sys
 
 import torch

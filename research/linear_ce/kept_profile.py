@@ -6,7 +6,7 @@ The first launches of each step's products are profiled (dW's and dx's, slice by
 warm-up steps: STEP=plain (no filter), STEP=loads (the filter, each step loading its list entry)
 or STEP=registers (the filter, the list in registers). On a GPU, from this folder:
 
-    export ROOT=../../..
+    export ROOT=../..
     for STEP in plain loads registers; do STEP=$STEP ncu --profile-from-start off \\
         --kernel-name regex:matmul --launch-count 8 --section SpeedOfLight --section WarpStateStats \\
         --section LaunchStats --metrics "$(python kept_profile.py --metrics)" --page raw --csv \\
@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.environ.get("ROOT", "."))
-from checker.experiments import ncu_launches, ncu_number, ncu_stalls, run_stamp  # noqa: E402
+from research.runs import ncu_launches, ncu_number, ncu_stalls, run_stamp  # noqa: E402
 
 # each launch's record: its key, then ncu's metric
 METRICS = {"us": "gpu__time_duration.sum", "instructions": "smsp__inst_executed.sum",

@@ -3,12 +3,12 @@ CSV -> book/data/memory_bound_designs.json: per puzzle and size, the best launch
 fraction of the copy of the same bytes (timed in the same run), and the profile of the reference next
 to the copy's.
 
-    python to_book.py explore_ce.json explore_ln.json [more runs' records ...] ncu_profile.csv ../../data"""
+    python to_book.py explore_ce.json explore_ln.json [more runs' records ...] ncu_profile.csv ../../book/data"""
 import json
 import sys
 
-sys.path.insert(0, "../../..")
-from checker.experiments import ncu_launches, ncu_number  # noqa: E402
+sys.path.insert(0, "../..")
+from research.runs import ncu_launches, ncu_number  # noqa: E402
 
 # what each design of explore.py changes, as the pages name it
 DESIGNS = {

@@ -34,9 +34,9 @@ import triton.language as tl
 from common import compiled_fit, interpreting, sm_count, with_constant_width
 from sync import arrive, buffers, leave, wait
 
-from checker.experiments import solution  # noqa: E402
 from checker.specs import p25_layernorm_backward_roofline as SPEC  # noqa: E402
 from checker.specs.families.layernorm import EPS  # noqa: E402
+from research.runs import solution  # noqa: E402
 
 SOL = solution("p25")
 

@@ -8,9 +8,9 @@ thread, and ptxas spills the solution's products (--spills, Triton 3.6 as on the
 the halves 60, and 264). Half a tile at a time leaves fewer values live at once. Whether that
 makes the step faster only a GPU can say: this script times it.
 
-    cd book/experiments/linear_ce && ROOT=../../.. python epilogue.py --spills      # ptxas, no GPU
-    cd book/experiments/linear_ce && ROOT=../../.. TRITON_INTERPRET=1 python epilogue.py --cpu-smoke
-    cd book/experiments/linear_ce && ROOT=../../.. OUT=. python epilogue.py         # GPU: epilogue.json
+    cd research/linear_ce && ROOT=../.. python epilogue.py --spills      # ptxas, no GPU
+    cd research/linear_ce && ROOT=../.. TRITON_INTERPRET=1 python epilogue.py --cpu-smoke
+    cd research/linear_ce && ROOT=../.. OUT=. python epilogue.py         # GPU: epilogue.json
 
 --spills compiles both products for sm_90a with the Triton installed (the GPU machine's, for its
 numbers) and prints ptxas's register and spill report for each."""
@@ -29,10 +29,10 @@ ROOT = os.environ.get("ROOT", ".")
 OUT = os.environ.get("OUT", ".")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # recompute.py, beside this file
-from checker.experiments import run_stamp, solution  # noqa: E402
 from checker.puzzle import timing  # noqa: E402
 from checker.specs import p28_linear_cross_entropy as SPEC  # noqa: E402
 from checker.specs.families.cross_entropy import IGNORE  # noqa: E402
+from research.runs import run_stamp, solution  # noqa: E402
 from recompute import product_step  # noqa: E402
 
 SOL = solution("p28")

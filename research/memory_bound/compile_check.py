@@ -4,7 +4,7 @@ each kernel's registers, spills, shared memory and how many programs fit on an S
 or a spilling kernel shows here, not in a GPU call.
 
     python -m venv /tmp/t36 && /tmp/t36/bin/pip install triton==3.6.0
-    cd book/experiments/memory_bound && /tmp/t36/bin/python compile_check.py"""
+    cd research/memory_bound && /tmp/t36/bin/python compile_check.py"""
 import os
 import subprocess
 import sys

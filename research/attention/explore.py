@@ -1,7 +1,7 @@
 """Times every design of kernels.py next to PyTorch's attention (its pick, and each backend forced),
 after checking each against float32 attention at a size with tails. On a GPU:
 
-    cd book/experiments/attention && ROOT=../../.. OUT=. python explore.py all
+    cd research/attention && ROOT=../.. OUT=. python explore.py all
 
 writes explore.json (one record per design and size, written as it goes: a run cut short keeps what
 it timed); to_book.py turns it into book/data/attention_designs.json."""

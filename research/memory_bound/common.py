@@ -4,8 +4,8 @@ import os
 import sys
 from pathlib import Path
 
-# ROOT (the repository) from the environment, else three folders up from this file
-ROOT = Path(os.environ.get("ROOT", Path(__file__).resolve().parents[3])).resolve()
+# ROOT (the repository) from the environment, else two folders up from this file
+ROOT = Path(os.environ.get("ROOT", Path(__file__).resolve().parents[2])).resolve()
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 HERE = str(Path(__file__).resolve().parent)
@@ -71,7 +71,7 @@ def with_constant_width(puzzle: str, signature: str, constant: str):
         import tempfile
 
         from checker import registry
-        from checker.experiments import module_at
+        from research.runs import module_at
         text = registry.get(puzzle).solution.read_text()
         assert text.count(signature) == 1, f"{puzzle}'s kernel signature moved: update its constant-width design"
         path = Path(tempfile.mkdtemp()) / f"{puzzle}_constant_width.py"

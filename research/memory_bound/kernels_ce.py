@@ -24,8 +24,8 @@ import triton.language as tl
 from common import compiled_fit, interpreting, sm_count, with_constant_width
 from sync import arrive, buffers, leave, wait
 
-from checker.experiments import solution  # noqa: E402  (common put ROOT on sys.path)
 from checker.specs import p27_cross_entropy as SPEC  # noqa: E402
+from research.runs import solution  # noqa: E402  (common put ROOT on sys.path)
 
 SOL = solution("p27")
 

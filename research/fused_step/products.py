@@ -6,7 +6,7 @@
   * each memory-bound kernel alone, beside the time the copy (checker/bench/ceiling.py) takes for
     the bytes it must move, measured in the same run.
 
-    cd book/experiments/fused_step && ROOT=../../.. OUT=. python products.py     # writes products.json
+    cd research/fused_step && ROOT=../.. OUT=. python products.py     # writes products.json
 """
 import json
 import os
@@ -21,10 +21,10 @@ OUT = os.environ.get("OUT", ".")
 sys.path.insert(0, ROOT)
 from checker.bench.columns import copy_work, replay_median_ms  # noqa: E402
 from checker.puzzle import timing  # noqa: E402
-from checker.experiments import run_stamp, solution  # noqa: E402
 from checker.specs import p26_fused_layernorm_linear_step as SPEC  # noqa: E402
 from checker.specs.families.layernorm import EPS  # noqa: E402
 from checker.specs.families.tiles import blocks_of  # noqa: E402
+from research.runs import run_stamp, solution  # noqa: E402
 
 SOL = solution("p26")
 

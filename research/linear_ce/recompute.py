@@ -2,10 +2,10 @@
 however large V is, timed beside the reference (chunked, logits stored), torch.compile's step and
 cuBLAS's four products, in one run on a GPU.
 
-    cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py      # GPU: recompute.json
-    cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py --filtered   # filtered.json
-    cd book/experiments/linear_ce && ROOT=../../.. OUT=. python recompute.py --lookup     # lookup.json
-    cd book/experiments/linear_ce && ROOT=../../.. TRITON_INTERPRET=1 python recompute.py --cpu-smoke
+    cd research/linear_ce && ROOT=../.. OUT=. python recompute.py      # GPU: recompute.json
+    cd research/linear_ce && ROOT=../.. OUT=. python recompute.py --filtered   # filtered.json
+    cd research/linear_ce && ROOT=../.. OUT=. python recompute.py --lookup     # lookup.json
+    cd research/linear_ce && ROOT=../.. TRITON_INTERPRET=1 python recompute.py --cpu-smoke
 
 The design, for each chunk of C rows (C = N: one chunk):
   pass A, the forward: the logits x_c wᵀ tile by tile, never stored; each tile's epilogue keeps, per
@@ -24,7 +24,6 @@ alone, in a fixed order (compact_kernel lists them). What it drops is measured, 
 errors against PyTorch as fractions of puzzle 28's tolerances, on the benchmark's inputs and on
 peaked rows (peaked_inputs)."""
 import json
-import math
 import os
 import sys
 import time
@@ -38,11 +37,13 @@ ROOT = os.environ.get("ROOT", ".")
 OUT = os.environ.get("OUT", ".")
 CPU = "--cpu-smoke" in sys.argv
 sys.path.insert(0, ROOT)
-from checker.experiments import run_stamp, solution  # noqa: E402
 from checker.puzzle import timing  # noqa: E402
 from checker.specs import p28_linear_cross_entropy as SPEC  # noqa: E402
 from checker.specs.families.cross_entropy import IGNORE  # noqa: E402
 from checker.specs.families.tiles import blocks_of  # noqa: E402
+from research.runs import run_stamp, solution  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "book"))  # p28_recompute.py
+from p28_recompute import FAMILIES, FILTER_EPS, peaked_plan  # noqa: E402,F401  (kept_profile.py: FILTER_EPS)
 
 SOL = solution("p28")
 
@@ -420,29 +421,11 @@ def gpu():
         json.dump(run_stamp(rows=records), f, indent=1)
 
 
-# Cut Cross-Entropy's default threshold for bf16: bf16's machine epsilon, 2^-7, over 32
-FILTER_EPS = 2.0 ** -12
-
-
 def benchmark_inputs(N: int, H: int, V: int):
     """The benchmark's inputs: x = randn, w = 0.02·randn (logits about N(0, 0.02²·H)), uniform targets."""
     x = torch.randn(N, H, device="cuda", dtype=torch.bfloat16)
     w = (0.02 * torch.randn(V, H, device="cuda")).to(torch.bfloat16)
     return x, w, torch.randint(0, V, (N,), device="cuda", dtype=torch.int32)
-
-
-def peaked_plan(N: int, V: int, plausible: int, zipf: bool, device: str = "cuda", bulk_mass: float = 0.01,
-                generator: "torch.Generator | None" = None):
-    """Rows whose softmax a trained model might give: per row `plausible` tokens (the target first,
-    drawn uniformly or, with zipf, with probability ∝ 1 / (id + 1), as in a vocabulary ordered by
-    frequency), the target's logit L and the others' L − 1; the rest of the vocabulary's logits about
-    N(0, 1), carrying about bulk_mass of the row's softmax. Returns the tokens [N, plausible] and
-    their logits [plausible]."""
-    weights = 1.0 / torch.arange(1, V + 1, device=device) if zipf else torch.ones(V, device=device)
-    tokens = torch.multinomial(weights, N * plausible, replacement=True, generator=generator).reshape(N, plausible)
-    bulk = V * math.exp(0.5)  # the N(0, 1) logits' exp, summed
-    top = math.log((1 - bulk_mass) / bulk_mass * bulk / (1 + (plausible - 1) * math.exp(-1.0)))
-    return tokens, torch.tensor([top] + [top - 1.0] * (plausible - 1), device=device)
 
 
 def peaked_inputs(N: int, H: int, V: int, plausible: int, zipf: bool, device: str = "cuda"):
@@ -455,34 +438,6 @@ def peaked_inputs(N: int, H: int, V: int, plausible: int, zipf: bool, device: st
         toward = w[tokens[:, k]]
         x = x + ((logits[k] - (x * toward).sum(1)) / (toward * toward).sum(1))[:, None] * toward
     return x.to(torch.bfloat16), w.to(torch.bfloat16), tokens[:, 0].to(torch.int32)
-
-
-FAMILIES = {"benchmark's (random)": None, "peaked: 8 tokens, Zipf": (8, True),
-            "peaked: target alone, Zipf": (1, True), "peaked: target alone, uniform": (1, False)}
-
-
-def kept_shares(rows: int, V: int, H: int, TILE_M: int = 128, TILE_N: int = 256, eps: float = FILTER_EPS) -> dict:
-    """Per kind of inputs (FAMILIES), the share of the gradient's [TILE_M, TILE_N] tiles the filter
-    keeps, from `rows` rows of logits drawn as the inputs are built to give them (the benchmark's
-    N(0, 0.02²·H); peaked_plan's), on the CPU: what the filter skips depends on the logits alone."""
-    gen = torch.Generator().manual_seed(0)
-    shares = {}
-    for name, plan in FAMILIES.items():
-        if plan is None:
-            z = 0.02 * H ** 0.5 * torch.randn(rows, V, generator=gen)
-            target = torch.randint(0, V, (rows,), generator=gen)
-        else:
-            z = torch.randn(rows, V, generator=gen)
-            tokens, logits = peaked_plan(rows, V, *plan, device="cpu", generator=gen)
-            z.scatter_(1, tokens, logits.expand(rows, -1).contiguous())
-            target = tokens[:, 0]
-        d = torch.softmax(z, dim=1)
-        d[torch.arange(rows), target] -= 1.0
-        tiles_n = -(-V // TILE_N)
-        d = torch.nn.functional.pad(d.abs(), (0, tiles_n * TILE_N - V))
-        largest = d.reshape(rows // TILE_M, TILE_M, tiles_n, TILE_N).amax(dim=(1, 3))
-        shares[name] = float((largest >= eps).double().mean())
-    return shares
 
 
 # the GPU runs' sizes, each with the recomputing design's chunking there: ((N, H, V), (C, VC))
