@@ -16,7 +16,9 @@ from checker.diagnosis.values import Evidence, output_hint
 from checker.diagnosis.undefined_lanes import unfilled_loads
 from checker.diagnosis.variants import refuted
 from checker.diagnosis import literals
-from checker.diagnosis.written_numbers import (beside_documented_sizes, with_written_number, written_into_error,
+from checker.diagnosis.written_numbers import (beside_a_written_constant, beside_a_written_number,
+                                               beside_documented_sizes, with_written_number,
+                                               written_into_error,
                                                written_to_an_input)
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
@@ -421,6 +423,9 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         found = result.get("literals") or []
         comparisons = [beside_documented_sizes(c, found) for c in comparisons]
         hints = [beside_documented_sizes(h, found) for h in hints]
+        comparisons = [beside_a_written_number(c, hints) for c in comparisons]
+        floats = literals.foreign_floats(source.text, list(part.kernels), puzzle.solution)
+        comparisons = [beside_a_written_constant(c, floats) for c in comparisons]
         if mutated:  # an output never written where an input was written: the store went through its pointer
             comparisons = [written_to_an_input(c, mutated) for c in comparisons]
     if launches is not None and (map_case == MAP_ALWAYS or not ok):

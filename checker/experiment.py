@@ -88,7 +88,7 @@ class Experiment:
     run: Callable[[Case, int], dict]             # the learner's kernels on (a case, a seed offset) -> its result
     fair: Callable[[Case], bool]                 # the reference solution passes the case
     budget: float = BUDGET_S
-    written: Mapping[int, Any] = field(default_factory=dict)  # integers the learner's kernels write
+    written: Mapping[Any, Any] = field(default_factory=dict)  # numbers the learner's kernels write (not the solution's)
     trials: list[Trial] = field(default_factory=list)
     stopped: str = ""                            # why it ended early: "trials", "time" ("" where it finished)
 
@@ -281,7 +281,8 @@ def around(puzzle: Puzzle, case: Case, written: Mapping[int, Any] = {}) -> Itera
     doc_sizes = _sizes(puzzle, documented) if documented is not None else {}
     for name, n in sizes.items():
         block = case.block_of(name)
-        values = {n - 1, n + 1, doc_sizes.get(name, n)} | {v for v in written if v <= 4 * max(n, doc_sizes.get(name, n))}
+        values = {n - 1, n + 1, doc_sizes.get(name, n)} | {v for v in written
+                                                           if type(v) is int and v <= 4 * max(n, doc_sizes.get(name, n))}
         values |= {block, 2 * block} if block else _declared_values(puzzle, name)
         for v in sorted((v for v in values if v and v > 0 and v != n), key=lambda v: (abs(v - n), v)):
             # a number the kernel writes first: the one test that says whether a size is written in

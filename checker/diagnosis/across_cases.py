@@ -18,6 +18,8 @@ Pure Python, so the report can use it without torch.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from checker.diagnosis import arbitrate
 from checker.diagnosis.experiments import Finding
 from checker.diagnosis.launch_assumed import launch_assumed
@@ -65,7 +67,7 @@ def _summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], failing: li
     if not shown:
         # every case fails but the trivial ones (and a few with special inputs), and no case the
         # experiment made one change away passes: no kind of case explains it, the arithmetic may
-        everywhere = every_case_fails(results)
+        everywhere = with_written_constant(every_case_fails(results), finding)
         if everywhere and not _contradicts_everywhere(finding):
             kept = [everywhere] if arbitrate.keeps_pattern(everywhere, [r for _, r in failing]) else []
             return kept + written
@@ -86,6 +88,21 @@ def _contradicts_everywhere(finding: Finding | None) -> bool:
     """The experiment found a case one change from the smallest failing one that passes, and is not
     trivial: a slip in the arithmetic would break it too."""
     return finding is not None and any("trivial" not in n.case.tags for n in finding.passing)
+
+
+def with_written_constant(d: Diagnosis | None, finding: Finding | None) -> Diagnosis | None:
+    """Every case fails, and the kernels write a constant (a float: a scale, an eps) that the
+    solution's do not: a value the kernel receives, written in, breaks every case as a slip in the
+    formula does. Asks about it too, with its line."""
+    if d is None or finding is None:
+        return d
+    floats = [(k, v) for k, v in finding.written.items() if "." in k or "e" in k.lower()]
+    if not floats:
+        return d
+    value, [[kernel, line], *_] = floats[0]
+    said = (f" Line {line} of `{kernel}` writes {value}, a constant the reference solution's kernel does not "
+            f"write: is a value the kernel receives as an argument (a scale, an eps) written in there?")
+    return replace(d, observed=d.observed + said, candidates=(*d.candidates, "hardcoded"))
 
 
 def written_number_passes(finding: Finding | None) -> Diagnosis | None:

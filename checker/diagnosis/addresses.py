@@ -207,9 +207,9 @@ def _coverage_finding(layout: Layout, block: tuple[int, ...], origins: dict[Pid,
             # a move that no argument of the kernel (nor a multiple of one) explains was written into it
             return _found("addr.program_move_hardcoded",
                           text + f" {g} is none of the sizes the kernel was given, nor a multiple of one: is a size "
-                                 f"hard-coded?", "", ("address", "hardcoded"))
+                                 f"hard-coded?", "", ("address", "hardcoded"), step=g)
         return _found("addr.program_move",
-                      text, "address")
+                      text, "address", step=g)
     return None
 
 

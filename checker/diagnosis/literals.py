@@ -74,6 +74,35 @@ def foreign_integers(text: str, kernels: list[str], solution: Path | None) -> di
     return found
 
 
+def _floats(function: ast.FunctionDef) -> list[tuple[float, int]]:
+    """(value, line) of each float constant in the body other than 0, 1 and their negatives, halves
+    and doubles (a scale, an eps, a constant of a formula)."""
+    found = []
+    for statement in function.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Constant) and type(node.value) is float and abs(node.value) not in COMMON_FLOATS:
+                found.append((node.value, node.lineno))
+    return found
+
+
+COMMON_FLOATS = (0.0, 0.5, 1.0, 2.0, float("inf"))
+
+
+def foreign_floats(text: str, kernels: list[str], solution: Path | None) -> dict[float, list[tuple[str, int]]]:
+    """The float constants the learner's kernels write that the solution's kernel of the same name does
+    not (a scale or an eps written in where the kernel receives it): value -> [(kernel, line)]."""
+    if solution is None or not solution.is_file():
+        return {}
+    names = set(kernels)
+    reference = {name: {v for v, _ in _floats(f)} for name, f in _kernels(solution.read_text(), names).items()}
+    found: dict[float, list[tuple[str, int]]] = {}
+    for name, function in _kernels(text, names).items():
+        for value, line in _floats(function):
+            if name in reference and value not in reference[name]:
+                found.setdefault(value, []).append((name, line))
+    return found
+
+
 def documented_values(sizes: dict[str, int], params: dict[str, Any]) -> dict[int, list[str]]:
     """value -> what it is in the documented case: its sizes, their halves, its integer parameters."""
     values: dict[int, list[str]] = {}

@@ -90,3 +90,34 @@ def written_to_an_input(entry: dict, mutated: list[str]) -> dict:
     said = (f" The kernel changed {', '.join(f'`{m}`' for m in mutated)}, an input: does the store meant for "
             f"`{entry.get('label', 'this output')}` go through the input's pointer instead?")
     return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": ["inplace", *named]}
+
+
+def beside_a_written_constant(entry: dict, floats: Mapping[float, list]) -> dict:
+    """A failing output's diagnosis (its JSON) that asks, in a case whose kernels write a float constant
+    the solution's do not (checker/diagnosis/literals.py foreign_floats: a scale, an eps written in
+    where the kernel receives it): a wrong constant fits most readings of wrong values, so it asks
+    about that too, naming the line."""
+    if not floats or entry.get("ok", True) or entry.get("cause") or not entry.get("candidates") \
+            or "hardcoded" in entry.get("candidates", []):
+        return entry
+    value, [(kernel, line), *_] = next(iter(floats.items()))
+    said = (f" Line {line} of `{kernel}` writes {value}, a constant the reference solution's kernel does not: is a "
+            f"value the kernel receives as an argument (a scale, an eps) written in there?")
+    return {**entry, "hint": entry.get("hint", "") + said, "candidates": [*entry["candidates"], "hardcoded"]}
+
+
+COVERAGE = {"address", "mask", "loop"}
+
+
+def beside_a_written_number(entry: dict, hints: list[dict]) -> dict:
+    """A failing output's diagnosis (its JSON) that asks only about addresses, masks or loops (elements
+    never written, a block that does not reach the end), in a case where an address the run saw rests
+    on a number the kernel writes and the solution does not (with_written_number): that number may
+    be what leaves them unwritten too, so it asks about it with the same line."""
+    named = [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
+    number = next((h["data"] for h in hints if isinstance(h.get("data"), dict) and "written" in h["data"]), None)
+    if number is None or entry.get("ok", True) or not named or not set(named) <= COVERAGE or "hardcoded" in named:
+        return entry
+    said = (f" The addresses above rest on {number['written']}, a number line {number['line']} writes (the reference "
+            f"solution's kernel does not): is a size written in there, where the argument belongs?")
+    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": [*named, "hardcoded"]}

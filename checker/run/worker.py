@@ -229,8 +229,9 @@ def _experiment(puzzle, part, failing, kernels, source, device, seed, budget, ch
                                                       diagnose=False)["status"] == "pass"
         return _FAIR[key]
 
-    from checker.diagnosis.literals import foreign_integers
-    written = foreign_integers(source.text, list(part.kernels), puzzle.solution)
+    from checker.diagnosis.literals import foreign_floats, foreign_integers
+    written = {**foreign_integers(source.text, list(part.kernels), puzzle.solution),
+               **foreign_floats(source.text, list(part.kernels), puzzle.solution)}
     found = run_experiment(puzzle, part.name, failing, run, fair, budget, written)
     if found is not None:
         channel.send("experiment", **found)

@@ -95,8 +95,12 @@ def main(argv: list[str] | None = None) -> int:
                 status = 1
                 continue
             if code != bug.code:
+                try:
+                    text = _rewrite(text, bug.name, code)
+                except KeyError:  # made by a helper (bugs.summed_without_other), not a Bug(...) of this file
+                    print(f"{puzzle.key} {bug.name}: {code}, not written (its Bug is made elsewhere)")
+                    continue
                 print(f"{puzzle.key} {bug.name}: {bug.code or '-'} -> {code}")
-                text = _rewrite(text, bug.name, code)
         if not args.check:
             path.write_text(text, encoding="utf-8")
     return status
