@@ -14,7 +14,7 @@ PINNED = [
         # without the sanitizer (as on a GPU) z's own elements come out right: the store past its end
         # is seen in the band after z (checker/evidence/guards.py)
         reasons_unsanitized=(("past the end of `z`",), ("mask",)),
-        notes="the last block reads x past its end: the sanitizer stops at the first load"),
+        notes="the last block reads x past its end: the sanitizer stops at the first load", code='fault.oob'),
     Bug("program_id_forgotten", "forward",
         (("offsets = pid * BLOCK + tl.arange(0, BLOCK)", "offsets = tl.arange(0, BLOCK)", 1),),
         cause="address",
@@ -22,14 +22,14 @@ PINNED = [
         reasons_unsanitized=(("never written",), ("tl.program_id(0)",)),
         not_causes=("atomic",),
         notes="every program handles block 0: the programs store the same elements of z (a race), and "
-              "the elements past the first block are never written"),
+              "the elements past the first block are never written", code='fault.race'),
     Bug("program_id_not_times_block", "forward",
         (("offsets = pid * BLOCK + tl.arange(0, BLOCK)", "offsets = pid + tl.arange(0, BLOCK)", 1),),
         cause="address",
         reasons=(("data race",), ("tl.program_id",)),
         reasons_unsanitized=(("never written",),),
         not_causes=("atomic",),
-        notes="program p starts at element p, not p * BLOCK: neighbouring programs' blocks overlap"),
+        notes="program p starts at element p, not p * BLOCK: neighbouring programs' blocks overlap", code='fault.race'),
     Bug("mask_off_by_one", "forward",
         (("mask = offsets < N", "mask = offsets <= N", 1),),
         cause="mask",
@@ -42,20 +42,20 @@ PINNED = [
         not_causes=("atomic",),
         notes="offset N itself passes the mask: one element past the end of x, y and z. z's own values are "
               "right on a GPU; the stray store shows in the band of known bits after z (checker/evidence/guards.py, "
-              "seen on an H100)"),
+              "seen on an H100)", code='fault.oob'),
     Bug("tail_block_dropped", "forward",
         (("mask = offsets < N", "mask = offsets < N // BLOCK * BLOCK", 1),),
         cause="mask", named="candidates",
         reasons=(("never written",), ("last block",)),
         not_causes=("atomic",),
         notes="what a grid of N // BLOCK programs leaves undone: the partial last block is never written "
-              "(for N < BLOCK, nothing is)"),
+              "(for N < BLOCK, nothing is)", code='values.unwritten'),
     Bug("x_loaded_twice", "forward",
         (("y = tl.load(y_ptr + offsets, mask=mask)", "y = tl.load(x_ptr + offsets, mask=mask)", 1),),
         cause="address",
         reasons=(("x + x",), ("y_ptr",)),
         not_causes=("atomic",), not_words=("never written", "offsets < N", "program_id"),
-        notes="a copied load line: z = 2 x"),
+        notes="a copied load line: z = 2 x", code='variant.x_twice'),
 ]
 
 PASSING = [

@@ -10,14 +10,14 @@ PINNED = [
         reasons=(("past the end",), ("z_ptr",), ("stride",), ("not i * BLOCK_N",)),
         not_causes=("atomic",),
         notes="rows BLOCK_N apart instead of N: right when N is a power of two, else the last rows land past "
-              "the end of z (the sanitizer's advice speaks of the mask; the summary names the row length)"),
+              "the end of z (the sanitizer's advice speaks of the mask; the summary names the row length)", code='fault.oob'),
     Bug("rows_not_masked", "forward",
         (("y = tl.load(y_ptr + rows, mask=rows < M)", "y = tl.load(y_ptr + rows)", 1),
          ("mask = (rows[:, None] < M) & (cols[None, :] < N)", "mask = cols[None, :] < N", 1)),
         cause="mask",
         reasons=(("past the end",), ("y_ptr",), ("rows < M",)),
         not_causes=("atomic",),
-        notes="only the columns masked: the padding rows read y and write z past their ends"),
+        notes="only the columns masked: the padding rows read y and write z past their ends", code='fault.oob'),
     Bug("mask_without_parentheses", "forward",
         (("mask = (rows[:, None] < M) & (cols[None, :] < N)", "mask = rows[:, None] < M & cols[None, :] < N", 1),),
         cause="mask",
@@ -25,19 +25,19 @@ PINNED = [
         not_causes=("atomic",),
         notes="& binds tighter than <: Python reads a chained comparison rows < (M & cols) < N. The "
               "interpreter evaluates it to a wrong mask (a compile error on a GPU); the report shows the "
-              "parenthesised form"),
+              "parenthesised form", code='fault.oob'),
     Bug("x_and_y_swapped", "forward",
         (("z = y[:, None] + x[None, :]", "z = x[:, None] + y[None, :]", 1),),
         cause="address",
         reasons=(("two blocks of different shapes meet", "incompatible dimensions"), ("transposed",)),
         not_causes=("atomic",), not_words=("past the end", "never written"),
         notes="a [BLOCK_N, BLOCK_M] block stored through [BLOCK_M, BLOCK_N] pointers: a shape error, and when "
-              "M == N the transpose of z"),
+              "M == N the transpose of z", code='values.transposed'),
     Bug("store_not_masked", "forward",
         (("tl.store(z_ptr + offsets, z, mask=mask)", "tl.store(z_ptr + offsets, z)", 1),),
         cause="mask",
         reasons=(("past the end",), ("z_ptr",), ("switch off the lanes",)),
-        not_causes=("atomic",)),
+        not_causes=("atomic",), code='fault.oob'),
 ]
 
 PASSING = [

@@ -14,12 +14,12 @@ PINNED = [
         cause="formula",
         reasons=(("as if s did not depend on x",),),
         not_causes=("atomic", "mask", "hardcoded"), not_words=("out of bounds",),
-        notes="the classic wrong derivative: d(x·s)/dx taken as s"),
+        notes="the classic wrong derivative: d(x·s)/dx taken as s", code='variant.s_as_a_constant'),
     Bug("dx_is_the_sigmoid_derivative", "backward",
         ((BWD_STORE, "tl.store(dx_ptr + offsets, dy * s * (1.0 - s), mask=mask)", 1),),
         cause="formula",
         reasons=(("derivative of the sigmoid alone",),),
-        not_causes=("atomic", "mask"), not_words=("out of bounds",)),
+        not_causes=("atomic", "mask"), not_words=("out of bounds",), code='variant.sigmoid_derivative'),
     Bug("backward_without_mask", "backward",
         (("    x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)\n"
           "    dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)\n",
@@ -29,13 +29,13 @@ PINNED = [
         cause="mask",
         reasons=(("out of bounds", "out-of-bounds"), ("x_ptr", "dy_ptr", "dx_ptr")),
         not_causes=("atomic",),
-        notes="the last block reads and writes past N"),
+        notes="the last block reads and writes past N", code='fault.oob'),
     Bug("forward_store_without_mask", "forward",
         (("tl.store(y_ptr + offsets, x * s, mask=mask)", "tl.store(y_ptr + offsets, x * s)", 1),),
         cause="mask",
         reasons=(("out of bounds", "out-of-bounds"), ("y_ptr",)),
         not_causes=("atomic",),
-        notes="the loads are masked, the store is not: the tail lanes write past the end of y"),
+        notes="the loads are masked, the store is not: the tail lanes write past the end of y", code='fault.oob'),
     Bug("backward_forgets_program_id", "backward",
         (("    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offsets < N\n"
           "    x = tl.load(x_ptr", "    offsets = tl.arange(0, BLOCK)\n    mask = offsets < N\n"
@@ -44,7 +44,7 @@ PINNED = [
         reasons=(("race",), ("dx_ptr",)),
         reasons_unsanitized=(("never written",),),
         not_causes=("atomic",),
-        notes="every program does block 0: several programs store the same elements of dx"),
+        notes="every program does block 0: several programs store the same elements of dx", code='fault.race'),
     Bug("sigmoid_overflows", "forward",
         (("    s = tl.sigmoid(x)  # 1 / (1 + exp(-x))",
           "    s = tl.exp(x) / (1.0 + tl.exp(x))  # 1 / (1 + exp(-x))", 1),),
@@ -59,7 +59,7 @@ PINNED = [
         not_causes=("atomic", "mask"), not_words=("as if s did not depend",),
         notes="s as if saved between the passes in a bf16 buffer: 8 bits of mantissa, off by up to ~0.4%, far "
               "outside fp32's tolerance (the interpreter's bf16 arithmetic is unreliable, so the bug converts back "
-              "to fp32 before using s)"),
+              "to fp32 before using s)", code='variant.sigmoid_bf16_rounded'),
     Bug("sigmoid_overflows_in_backward", "backward",
         ((BWD_S, "    s = tl.exp(x) / (1.0 + tl.exp(x))  # recomputed from x", 1),),
         cause="stability",

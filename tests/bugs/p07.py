@@ -16,7 +16,7 @@ PINNED = [
         reasons_unsanitized=(("overwritten", "overwrote"),),
         not_words=("program_id", "were lost"),
         notes="each program stores its own share: the last one to store wins. Sanitized: a race on dx; "
-              "unsanitized (programs in order), dx holds the last row's share alone"),
+              "unsanitized (programs in order), dx holds the last row's share alone", code='fault.race'),
     Bug("dx_load_add_store", "backward",
         ((ATOMIC, "    total = tl.load(dx_ptr + cols, mask=mask)\n"
                   "    tl.store(dx_ptr + cols, total + g * y, mask=mask)\n", 1),),
@@ -25,14 +25,14 @@ PINNED = [
         not_words=("program_id",),
         cpu_blind_without_sanitizer=True,
         notes="right in the interpreter, which runs the programs one after another; on a GPU two programs "
-              "load the same total and one share is lost"),
+              "load the same total and one share is lost", code='fault.race'),
     Bug("dx_uses_its_own_factor", "backward",
         ((ATOMIC, "    tl.atomic_add(dx_ptr + cols, g * x, mask=mask)\n", 1),),
         cause="formula",
         reasons=(("the other factor, y[i]",),),
         not_causes=("atomic", "mask"),
         notes="a wrong formula: on the identical-shares case the total is not a whole number of shares, so "
-              "no hint may blame lost or overwritten updates"),
+              "no hint may blame lost or overwritten updates", code='variant.dx_times_x'),
     Bug("dx_share_without_y", "backward",
         ((ATOMIC, "    tl.atomic_add(dx_ptr + cols, g, mask=mask)\n", 1),),
         cause="formula", named="none",
@@ -46,26 +46,26 @@ PINNED = [
         reasons=(("not >= 0",),),
         not_causes=("atomic",),
         notes="fails only where x[j] * y[i] is exactly 0; the masked lanes (x = 0) pass the test too, but "
-              "their atomic_add is masked and their x is 0 in dy's sum, so only the zeros case fails"),
+              "their atomic_add is masked and their x is 0 in dy's sum, so only the zeros case fails", code='variant.relu_grad_one_at_zero'),
     Bug("backward_without_relu", "backward",
         ((RELU, "    g = dz\n", 1),),
         cause="formula",
         reasons=(("without the ReLU",),),
-        not_causes=("atomic",)),
+        not_causes=("atomic",), code='variant.no_relu_mask'),
     Bug("dx_atomic_without_mask", "backward",
         ((ATOMIC, "    tl.atomic_add(dx_ptr + cols, g * y)\n", 1),),
         cause="mask",
         reasons=(("out of bounds", "out-of-bounds"), ("dx_ptr",)),
         not_words=("program_id",), gpu_by_chance=True,
         notes="the lanes past N add 0 past the end of dx: still a write outside the tensor (on a GPU, "
-              "visible only when those bytes belong to something the check reads)"),
+              "visible only when those bytes belong to something the check reads)", code='fault.oob'),
     Bug("forward_ignores_the_row", "forward",
         (("    y = tl.load(y_ptr + row).to(tl.float32)  # one scalar",
           "    y = tl.load(y_ptr).to(tl.float32)  # one scalar", 1),),
         cause="address",
         reasons=(("every row matches y[0]",),),
         not_causes=("atomic", "mask"),
-        notes="every row uses y[0]"),
+        notes="every row uses y[0]", code='variant.every_row_uses_y0'),
 ]
 
 PASSING = [

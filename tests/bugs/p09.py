@@ -14,7 +14,7 @@ PINNED = [
         reasons_unsanitized=(("overwr",),),
         not_words=("offsets overlap", "were lost"),
         notes="every row block stores its own partial sum: the last store wins. Sanitized: a race on y; "
-              "unsanitized (programs in order), y holds the last row block's share"),
+              "unsanitized (programs in order), y holds the last row block's share", code='fault.race'),
     Bug("load_add_store", "forward",
         ((ATOMIC, "    total = tl.load(y_ptr + cols, mask=col_ok)\n"
                   "    tl.store(y_ptr + cols, total + partial, mask=col_ok)\n", 1),),
@@ -23,7 +23,7 @@ PINNED = [
         not_words=("offsets overlap",),
         cpu_blind_without_sanitizer=True,
         notes="right in the interpreter, where programs run one after another; on a GPU two programs "
-              "load the same total and one partial sum is lost"),
+              "load the same total and one partial sum is lost", code='fault.race'),
     Bug("whole_tile_summed", "forward",
         (("    partial = tl.sum(x, axis=0)", "    partial = tl.sum(tl.sum(x, axis=0), axis=0) + tl.zeros([BLOCK_N], "
           "dtype=tl.float32)", 1),),
@@ -31,7 +31,7 @@ PINNED = [
         reasons=(("elements off",),),
         not_causes=("atomic",),
         notes="a wrong formula (the tile's total added to each of its columns): on the identical-rows case "
-              "no total is a whole number of shares, so no hint may blame lost or overwritten updates"),
+              "no total is a whole number of shares, so no hint may blame lost or overwritten updates", code='values.constant'),
     Bug("column_blocks_ignore_program_id_1", "forward",
         (("    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)\n",
           "    cols = tl.arange(0, BLOCK_N)\n", 1),),
@@ -39,13 +39,13 @@ PINNED = [
         reasons=(("received nothing",),),
         not_causes=("atomic",),
         notes="every column block adds into columns 0 .. BLOCK_N - 1: they get their sum several times, "
-              "the columns past BLOCK_N get nothing"),
+              "the columns past BLOCK_N get nothing", code='addr.program_id_unused'),
     Bug("rows_not_masked", "forward",
         (("    mask = (rows[:, None] < M) & col_ok[None, :]\n", "    mask = col_ok[None, :]\n", 1),),
         cause="mask",
         reasons=(("out of bounds", "out-of-bounds"), ("x_ptr",)),
         not_causes=("atomic",),
-        notes="the last row block reads rows past M: past the end of x"),
+        notes="the last row block reads rows past M: past the end of x", code='fault.oob'),
     summed_without_other("forward", LOAD),
     Bug("atomic_without_mask", "forward",
         ((ATOMIC, "    tl.atomic_add(y_ptr + cols, partial)\n", 1),),
@@ -54,7 +54,7 @@ PINNED = [
         not_causes=("atomic",),
         gpu_reasons=(("past the end of `y`",), ("mask",)),
         notes="the last column block adds 0 past the end of y: y's own values are right, but the atomic "
-              "changes the band of known bits after y (seen on an H100)"),
+              "changes the band of known bits after y (seen on an H100)", code='fault.oob'),
 ]
 
 PASSING = [

@@ -15,7 +15,7 @@ PINNED = [
         reasons=(("Data race on `dw_ptr`",), ("tl.atomic_add",)),
         reasons_unsanitized=(("overwr",), ("tl.atomic_add",)),
         not_words=("belongs to exactly one program",),
-        notes="every row block stores its share over the others': the tile keeps one block's share"),
+        notes="every row block stores its share over the others': the tile keeps one block's share", code='fault.race'),
     Bug("load_add_store", "dw",
         ((ATOMIC, "    tile = dw_ptr + ks[:, None] * N + ns[None, :]\n"
                   "    tile_ok = k_ok[:, None] & n_ok[None, :]\n"
@@ -24,7 +24,7 @@ PINNED = [
         reasons=(("Data race on `dw_ptr`",), ("tl.atomic_add",)),
         not_words=("belongs to exactly one program",),
         cpu_blind_without_sanitizer=True,
-        notes="right in the plain interpreter (one program at a time), lost updates on a GPU"),
+        notes="right in the plain interpreter (one program at a time), lost updates on a GPU", code='fault.race'),
     Bug("x_not_transposed", "dw",
         ((XT_LOAD, "xt = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=row_ok[:, None] & k_ok[None, :], "
                    "other=0.0)", 1),),
@@ -32,7 +32,7 @@ PINNED = [
         reasons=(("X's tile used as stored",),),
         not_causes=("atomic",),
         notes="X [BLOCK_M, BLOCK_K] instead of its transpose: a wrong formula (compiles because BLOCK_M == "
-              "BLOCK_K in most cases); must not be told about lost updates on the equal-shares case"),
+              "BLOCK_K in most cases); must not be told about lost updates on the equal-shares case", code='variant.x_not_transposed'),
     Bug("n_tail_unmasked", "dw",
         (("dy = tl.load(dy_ptr + rows[:, None] * N + ns[None, :], mask=row_ok[:, None] & n_ok[None, :], other=0.0)",
           "dy = tl.load(dy_ptr + rows[:, None] * N + ns[None, :], mask=row_ok[:, None], other=0.0)", 1),
@@ -42,14 +42,14 @@ PINNED = [
         not_causes=("atomic",),
         notes="the last N tile's lanes past N read the next row of dy and add it into the next row of dW: "
               "past the end of dy in the last row (wrong values on a GPU too, unlike a missing row mask, "
-              "whose padded rows would multiply zeros)"),
+              "whose padded rows would multiply zeros)", code='fault.oob'),
     Bug("k_block_from_program_0", "dw",
         (("ks = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)", "ks = tl.arange(0, BLOCK_K)", 1),),
         cause="address",
         reasons=(("received nothing", "no offset depends on tl.program_id(1)"),),
         not_causes=("atomic",), not_words=("rather than store it",),
         notes="every K block's programs compute and add K block 0: the first rows of dW get the sum several "
-              "times, the others nothing"),
+              "times, the others nothing", code='addr.program_id_unused'),
     Bug("tf32_products", "dw",
         (("share = tl.dot(xt, dy)  #", "share = tl.dot(xt, dy, input_precision=\"tf32\")  #", 1),),
         cause="precision", named="none",

@@ -18,7 +18,7 @@ PINNED = [
         cause="formula",
         reasons=(("Jacobian's diagonal",), ("cross terms are missing",)),
         not_causes=("atomic", "mask"), not_words=("equal shares:",),
-        notes="chapter 5's trap: the element-wise derivative, without the terms through mean and rstd"),
+        notes="chapter 5's trap: the element-wise derivative, without the terms through mean and rstd", code='variant.jacobian_diagonal'),
     Bug("dgamma_stored_not_added", "backward",
         ((DGAMMA, "tl.store(dgamma_ptr + cols, dz * x_hat, mask=mask)", 1),),
         cause="atomic",
@@ -26,21 +26,21 @@ PINNED = [
         reasons_unsanitized=(("alone",), ("atomic_add",)),
         not_words=("Jacobian", "eps belongs", "padded"),
         notes="each program overwrites dgamma with its own share: a race in the sanitizer; without it, "
-              "dgamma holds the last row's share alone"),
+              "dgamma holds the last row's share alone", code='fault.race'),
     Bug("dbeta_load_add_store", "backward",
         ((DBETA, "tl.store(dbeta_ptr + cols, tl.load(dbeta_ptr + cols, mask=mask) + dz, mask=mask)", 1),),
         cause="atomic",
         reasons=(("data race",), ("dbeta_ptr",)),
         cpu_blind_without_sanitizer=True,
         not_words=("Jacobian", "eps belongs", "padded"),
-        notes="right in the interpreter (programs run one after another); updates lost on a GPU"),
+        notes="right in the interpreter (programs run one after another); updates lost on a GPU", code='fault.race'),
     Bug("dbeta_adds_g_not_dz", "backward",
         ((DBETA, "tl.atomic_add(dbeta_ptr + cols, dz * gamma, mask=mask)", 1),),
         cause="formula", named="none",
         reasons=(("dbeta",),),
         not_causes=("atomic",), not_words=("equal shares:",),
         notes="a wrong formula with correct atomics: on the identical-rows case dbeta is M * 1.3 * gamma, "
-              "not a whole number of shares, so no hint may blame lost or overwritten updates"),
+              "not a whole number of shares, so no hint may blame lost or overwritten updates", code='operand.factor'),
     Bug("dgamma_share_without_rstd", "backward",
         ((DGAMMA, "tl.atomic_add(dgamma_ptr + cols, dz * (x - mean), mask=mask)", 1),),
         cause="formula", named="none",
@@ -51,7 +51,7 @@ PINNED = [
         ((SUM_D2, "diff = x - mean\n        sum_d2 += diff * diff", 1),),
         cause="fill",
         reasons=(("padded lanes leaked into the variance",),),
-        not_causes=("atomic",)),
+        not_causes=("atomic",), code='variant.padded_lanes'),
     Bug("one_pass_variance", "backward",
         ((SUM_D2, "diff = tl.where(mask, x - mean, 0.0)\n        sum_d2 += x * x", 1),
          (RSTD, "rstd = 1.0 / tl.sqrt(tl.sum(sum_d2, axis=0) / H - mean * mean + eps)", 1)),
@@ -62,7 +62,7 @@ PINNED = [
         ((RSTD, "rstd = 1.0 / (tl.sqrt(tl.sum(sum_d2, axis=0) / H) + eps)", 1),),
         cause="formula",
         reasons=(("eps belongs inside the square root",),),
-        not_causes=("atomic",), not_words=("padded",)),
+        not_causes=("atomic",), not_words=("padded",), code='variant.eps_outside_sqrt'),
     Bug("dbeta_atomic_without_mask", "backward",
         ((DBETA, "tl.atomic_add(dbeta_ptr + cols, dz)", 1),),
         cause="mask",
@@ -71,7 +71,7 @@ PINNED = [
         gpu_reasons=(("past the end of `dbeta`",), ("mask",)),
         notes="the padded lanes of the last chunk add 0 (masked loads gave dz = 0) past the end of dbeta: "
               "dbeta's own values are right; on a GPU the atomic changes the band of known bits after it "
-              "(seen on an H100)"),
+              "(seen on an H100)", code='fault.oob'),
 ]
 
 PASSING = [

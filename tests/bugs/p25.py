@@ -12,7 +12,7 @@ PINNED = [
         cause="mask",
         reasons=(("out-of-bounds",), ("x_ptr",)),
         not_causes=("atomic",),
-        notes="the last step of ROWS rows can run past M"),
+        notes="the last step of ROWS rows can run past M", code='fault.oob'),
     Bug("persistent_loop_steps_by_one_block", "backward",
         (("    for first in tl.range(pid * ROWS, M, programs * ROWS, num_stages=STAGES):",
           "    for first in tl.range(pid * ROWS, M, ROWS, num_stages=STAGES):", 1),),
@@ -26,7 +26,7 @@ PINNED = [
         reasons=(("tl.num_programs(0)",), ("PROGRAMS = 2",)),
         not_causes=("atomic",),
         notes="the interpreter's 3 programs written in: right where the launch starts 3; with 2 row blocks go "
-              "undone, with 5 two programs walk the same rows (a race on dx, shares counted twice)"),
+              "undone, with 5 two programs walk the same rows (a race on dx, shares counted twice)", code='values.unwritten'),
     Bug("partials_not_reduced", "backward",
         (("    for start in range(0, P, BLOCK_P):", "    for start in range(0, 1, BLOCK_P):", 1),),
         cause="loop", named="none",
@@ -54,7 +54,7 @@ PINNED = [
         reasons=(("dgamma",), ("NaN",)),
         not_causes=("atomic",), not_words=("out-of-bounds",),
         notes="adds its share to what the buffer held: the partial rows are scratch (torch.empty's, poisoned by "
-              "the checker), not zeros; before the poison this failed or passed by the luck of the allocator"),
+              "the checker), not zeros; before the poison this failed or passed by the luck of the allocator", code='values.nonfinite'),
     Bug("one_pass_variance", "backward",
         (("        sum_sq = tl.sum(diff * diff, axis=1)\n", "        sum_sq = tl.sum(x * x, axis=1)\n", 1),
          ("            sum_sq += tl.sum(t_diff * t_diff, axis=1)\n", "            sum_sq += tl.sum(t_x * t_x, axis=1)\n", 1),

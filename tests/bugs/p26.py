@@ -14,7 +14,7 @@ PINNED = [
         cause="formula",
         reasons=(("y",), ("without the mean",)),
         not_causes=("atomic",),
-        notes="the product was taken on x itself, not on x - mean: the epilogue must take mean * wg_sum off"),
+        notes="the product was taken on x itself, not on x - mean: the epilogue must take mean * wg_sum off", code='variant.no_mean_in_epilogue'),
     Bug("variance_from_uncentred_squares", "forward",
         (("    diff = tl.where(ok, x - mean[:, None], 0.0)  # padded lanes would add mean^2\n"
           "    rstd = 1.0 / tl.sqrt(tl.sum(diff * diff, axis=1) / H + eps)\n",
@@ -63,14 +63,14 @@ PINNED = [
         not_causes=("atomic",),
         notes="the interpreter's 3 programs written into the forward product's walk over its tiles: right "
               "where 3 or more programs walk them, tiles never written where the launch starts 2 (one per SM "
-              "on a GPU)"),
+              "on a GPU)", code='values.unwritten'),
     Bug("wg_sum_added_into_an_uncleared_buffer", "forward",
         (("    tl.store(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", "    tl.atomic_add(wg_sum_ptr + n, tl.sum(sum_wg, axis=0))\n", 1),),
         cause="accumulate", named="candidates",
         reasons=(("y",), ("NaN",)),
         not_causes=("atomic",), not_words=("out-of-bounds",),
         notes="wg_sum is scratch (torch.empty's, poisoned by the checker), not zeros: adding into it keeps "
-              "whatever it held; before the poison some cases passed by the luck of the allocator"),
+              "whatever it held; before the poison some cases passed by the luck of the allocator", code='values.nonfinite'),
     Bug("epilogue_product_steps_by_block_n", "forward",
         (("        for start in range(0, H, BLOCK_K):  # descriptor", "        for start in range(0, H, BLOCK_N):  # descriptor", 1),),
         cause="loop", named="none",
