@@ -17,7 +17,8 @@ from checker.diagnosis.undefined_lanes import unfilled_loads
 from checker.diagnosis.variants import refuted
 from checker.diagnosis import literals
 from checker.diagnosis.written_numbers import (beside_a_written_constant, beside_a_written_number,
-                                               beside_documented_sizes, with_written_number,
+                                               beside_documented_sizes, unwritten_beside_a_number,
+                                               with_written_number,
                                                written_into_error,
                                                written_to_an_input)
 from checker.diagnosis.addresses import seen_in_addresses
@@ -424,6 +425,7 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
         comparisons = [beside_documented_sizes(c, found) for c in comparisons]
         hints = [beside_documented_sizes(h, found) for h in hints]
         comparisons = [beside_a_written_number(c, hints) for c in comparisons]
+        comparisons = [unwritten_beside_a_number(c, _written(puzzle, part, source)) for c in comparisons]
         floats = literals.foreign_floats(source.text, list(part.kernels), puzzle.solution)
         comparisons = [beside_a_written_constant(c, floats) for c in comparisons]
         if mutated:  # an output never written where an input was written: the store went through its pointer

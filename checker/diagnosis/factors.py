@@ -167,7 +167,10 @@ def slice_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale: floa
             # those as often as formulas do, and its place alone does not say which
             continue
         return asking(f"only {part} of `{label}` is wrong; the rest is right. Look at the code that computes that "
-                      f"part: its formula (a sign, a term, an operand) and the offsets it loads and stores at.",
-                      "formula", "address", code="values.slice", data={"dim": name, "from": lo, "to": hi})
+                      f"part: its formula (a sign, a term, an operand), the offsets it loads and stores at, and "
+                      f"what it carries from one block to the next (a running value rescaled, a sum added to). "
+                      f"Or is a size it divides by written in as a number?",
+                      "formula", "address", "accumulate", "hardcoded", code="values.slice",
+                      data={"dim": name, "from": lo, "to": hi})
     return NO_HINT
 

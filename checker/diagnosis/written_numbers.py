@@ -25,6 +25,10 @@ def _number(d: Diagnosis, written: Mapping[int, list], lines: list[str]) -> tupl
         value = d.data.get(key)
         if isinstance(value, int) and value in written:
             return value, written[value][0]
+    # a block that starts outside at the very number the kernel writes (half = 64: row 1 starts at 64)
+    offsets = d.data.get("offsets") or []
+    if offsets and isinstance(offsets[0], int) and offsets[0] in written:
+        return offsets[0], written[offsets[0]][0]
     least = d.data.get("bound_at_least")
     if isinstance(least, int):
         for value in sorted(v for v in written if v >= least):
@@ -104,6 +108,21 @@ def beside_a_written_constant(entry: dict, floats: Mapping[float, list]) -> dict
     said = (f" Line {line} of `{kernel}` writes {value}, a constant the reference solution's kernel does not: is a "
             f"value the kernel receives as an argument (a scale, an eps) written in there?")
     return {**entry, "hint": entry.get("hint", "") + said, "candidates": [*entry["candidates"], "hardcoded"]}
+
+
+def unwritten_beside_a_number(entry: dict, written: Mapping[int, list]) -> dict:
+    """Elements never written (its JSON: an output whose diagnosis asks about addresses, masks or loops),
+    in a case whose kernels write an integer the solution's do not: a block size or a stride written in
+    (a program's start at pid * 1024) leaves blocks unwritten, so it asks about that number too."""
+    named = [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
+    if (not written or entry.get("ok", True) or not entry.get("n_unwritten") or not named
+            or not set(named) <= COVERAGE or "hardcoded" in named):
+        return entry
+    value = max(written)
+    kernel, line = written[value][0]
+    said = (f" Line {line} of `{kernel}` writes {value}, a number the reference solution's kernel does not: is a "
+            f"block size or a size written in there, where the argument belongs?")
+    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": [*named, "hardcoded"]}
 
 
 COVERAGE = {"address", "mask", "loop"}
