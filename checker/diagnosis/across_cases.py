@@ -171,7 +171,9 @@ def one_block_nonfinite(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                          f"wider than a block come out finite but wrong: does a loop over {name}'s blocks stop a "
                          f"block early (range(0, {name} - BLOCK, BLOCK), or a bound of cdiv({name}, BLOCK) - 1)? "
                          f"Where there is one block it never runs, and what it sums stays 0 (0 / 0 = NaN); where "
-                         f"there are several it misses the last.", "loop", code="cases.one_block_nonfinite",
+                         f"there are several it misses the last. Or is a running value (a max, a sum) not carried "
+                         f"from one block to the next, so that the first block's start value (−inf, 0) is what "
+                         f"one block leaves?", "", ("loop", "accumulate"), code="cases.one_block_nonfinite",
                          strength=Strength.PATTERN, data={"size": name})
     return None
 

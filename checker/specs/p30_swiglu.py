@@ -142,7 +142,8 @@ PUZZLE = puzzle(
                    "silu(a) = a · s needs the product rule: silu'(a) = s + a · s(1 − s)."),
               hint("db_sigmoid", "db matches dh · sigmoid(a): h = silu(a) · b, so db = dh · silu(a) = dh · a · s."),
               hint("swapped", "da and db are swapped: da (the gate's input) gets dh · b · silu'(a), "
-                   "db gets dh · silu(a)."),
+                   "db gets dh · silu(a). Are the two stores' pointers exchanged, or does each formula compute "
+                   "the other's?", ("address", "formula")),
               hint("s_bf16", LOW, "precision"), hint("s_bf16_truncated", LOW, "precision")],
     summaries=[SummaryPattern("only the cases with |a| up to 120 fail: exp(a) overflows fp32 above a ≈ 88.7, and "
                               "inf / inf is NaN. Write the sigmoid so that exp only sees -a "

@@ -38,7 +38,7 @@ PINNED = [
     Bug("da_and_db_swapped", "backward",
         ((DB_STORE, "    tl.store(da_ptr + offsets, dh * silu, mask=mask)", 1),
          (DA_STORE, "    tl.store(db_ptr + offsets, dh * b * s * (1.0 + a * (1.0 - s)), mask=mask)", 1)),
-        cause="formula",
+        cause="address", named="candidates",  # the stores' pointers exchanged: the values cannot tell it from the formulas
         reasons=(("swapped",),),
         not_causes=("atomic",), not_words=("out of bounds",), code='variant.swapped'),
     Bug("sigmoid_kept_in_bf16", "backward",
