@@ -172,10 +172,6 @@ def _out_of_bounds(fault: Fault) -> Diagnosis:
     # mask or address? the lanes' steps and the block's start against the tensor's layout
     finding = addresses.out_of_bounds(layout, f["lanes"], f["active"], f["site"], pid, f["grid"], f["scalars"],
                                       f["in_loop"], f["others"], had_mask=f["had_mask"])
-    if f["in_loop"] and finding.code == "addr.mask" and f["had_mask"]:
-        # a masked access inside a loop whose lanes no finding places: the mask may be right and the
-        # loop run one block too far (an unmasked stage's bound not rounded down to whole blocks)
-        finding = replace(finding, cause="", candidates=("mask",))
     if f["in_loop"] and not finding.cause and finding.candidates and "loop" not in finding.candidates:
         # an access inside a loop that the lanes cannot place: the loop may run one step too far
         finding = replace(finding, candidates=(*finding.candidates, "loop"),

@@ -16,7 +16,7 @@ PINNED = [
           "        x = tl.load(x_row + cols, mask=cols < N, other=-float(\"inf\"))",
           "    for start in range(0, N - BLOCK_N, BLOCK_N):\n        cols = start + tl.arange(0, BLOCK_N)\n"
           "        x = tl.load(x_row + cols, mask=cols < N, other=-float(\"inf\"))", 1),),
-        cause="loop",
+        cause="loop", named="candidates",  # NaN where one block is all: a loop stopping early or a value not carried
         reasons=(("fits in one block gives NaN",), ("M = 1 and N = 1",)),
         not_words=("in a case with M = 1.",),
         notes="the first pass stops one chunk early: rows of one chunk sum nothing (0 / 0), wider rows miss their "
