@@ -13,6 +13,7 @@ Pure Python, so the report can use it without torch.
 from __future__ import annotations
 
 from checker.diagnosis.model import Diagnosis, Strength, asking
+from checker.diagnosis.written_numbers import COVERAGE
 from checker.puzzle.launch import chosen, reads
 from checker.puzzle.model import Case
 
@@ -56,7 +57,6 @@ def _value(case: Case, name: str) -> str:
     return chosen(name) if value is None else str(value)
 
 
-COVERAGE = {"address", "mask", "loop"}   # what a kernel that assumes its program count shows up as
 
 
 def with_launch_asked(entry: dict, params: list[str]) -> dict:

@@ -85,15 +85,37 @@ def written_into_error(error: dict, found: list[dict]) -> dict:
             "diagnosis": diagnosis}
 
 
+# what a number written in (or a launch the kernel assumes) shows up as: the places the blocks reach
+COVERAGE = {"address", "mask", "loop"}
+
+
+def _named(entry: dict) -> list[str]:
+    """The classes a hint's JSON names or asks about."""
+    return [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
+
+
+def _asking_also(entry: dict, said: str, first: str = "", last: str = "") -> dict:
+    """The hint's JSON with `said` added, no cause named, and `first` / `last` asked about too."""
+    named = _named(entry)
+    return {**entry, "hint": entry.get("hint", "") + said, "cause": "",
+            "candidates": [*([first] if first else []), *named, *([last] if last else [])]}
+
+
+def _covers_only(entry: dict) -> bool:
+    """A failing output whose hint asks only about addresses, masks or loops, and not yet about a size
+    written in."""
+    named = _named(entry)
+    return not entry.get("ok", True) and bool(named) and set(named) <= COVERAGE and "hardcoded" not in named
+
+
 def written_to_an_input(entry: dict, mutated: list[str]) -> dict:
     """An output never written (or partly) in a case whose kernels wrote an input: the store meant for
     the output most likely went through the input's pointer. Asks about that first."""
-    named = [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
-    if entry.get("ok", True) or not entry.get("n_unwritten") or "inplace" in named:
+    if entry.get("ok", True) or not entry.get("n_unwritten") or "inplace" in _named(entry):
         return entry
     said = (f" The kernel changed {', '.join(f'`{m}`' for m in mutated)}, an input: does the store meant for "
             f"`{entry.get('label', 'this output')}` go through the input's pointer instead?")
-    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": ["inplace", *named]}
+    return _asking_also(entry, said, first="inplace")
 
 
 def beside_a_written_constant(entry: dict, floats: Mapping[float, list]) -> dict:
@@ -107,25 +129,20 @@ def beside_a_written_constant(entry: dict, floats: Mapping[float, list]) -> dict
     value, [(kernel, line), *_] = next(iter(floats.items()))
     said = (f" Line {line} of `{kernel}` writes {value}, a constant the reference solution's kernel does not: is a "
             f"value the kernel receives as an argument (a scale, an eps) written in there?")
-    return {**entry, "hint": entry.get("hint", "") + said, "candidates": [*entry["candidates"], "hardcoded"]}
+    return _asking_also(entry, said, last="hardcoded")
 
 
 def unwritten_beside_a_number(entry: dict, written: Mapping[int, list]) -> dict:
     """Elements never written (its JSON: an output whose diagnosis asks about addresses, masks or loops),
     in a case whose kernels write an integer the solution's do not: a block size or a stride written in
     (a program's start at pid * 1024) leaves blocks unwritten, so it asks about that number too."""
-    named = [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
-    if (not written or entry.get("ok", True) or not entry.get("n_unwritten") or not named
-            or not set(named) <= COVERAGE or "hardcoded" in named):
+    if not written or not entry.get("n_unwritten") or not _covers_only(entry):
         return entry
     value = max(written)
     kernel, line = written[value][0]
     said = (f" Line {line} of `{kernel}` writes {value}, a number the reference solution's kernel does not: is a "
             f"block size or a size written in there, where the argument belongs?")
-    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": [*named, "hardcoded"]}
-
-
-COVERAGE = {"address", "mask", "loop"}
+    return _asking_also(entry, said, last="hardcoded")
 
 
 def beside_a_written_number(entry: dict, hints: list[dict]) -> dict:
@@ -133,10 +150,9 @@ def beside_a_written_number(entry: dict, hints: list[dict]) -> dict:
     never written, a block that does not reach the end), in a case where an address the run saw rests
     on a number the kernel writes and the solution does not (with_written_number): that number may
     be what leaves them unwritten too, so it asks about it with the same line."""
-    named = [entry["cause"]] if entry.get("cause") else list(entry.get("candidates", []))
     number = next((h["data"] for h in hints if isinstance(h.get("data"), dict) and "written" in h["data"]), None)
-    if number is None or entry.get("ok", True) or not named or not set(named) <= COVERAGE or "hardcoded" in named:
+    if number is None or not _covers_only(entry):
         return entry
     said = (f" The addresses above rest on {number['written']}, a number line {number['line']} writes (the reference "
             f"solution's kernel does not): is a size written in there, where the argument belongs?")
-    return {**entry, "hint": entry.get("hint", "") + said, "cause": "", "candidates": [*named, "hardcoded"]}
+    return _asking_also(entry, said, last="hardcoded")
