@@ -24,7 +24,7 @@ from checker.diagnosis.written_numbers import (beside_a_written_constant, beside
 from checker.diagnosis.addresses import seen_in_addresses
 from checker.diagnosis.faults import describe, past_the_end
 from checker.evidence.model import MemoryEvidence
-from checker.evidence.guards import guard_outputs, overruns
+from checker.evidence.guards import guard_inputs, guard_outputs, overruns
 from checker.source import KernelSource
 from checker.words import counted
 from checker.puzzle.model import Case, Part, Puzzle
@@ -340,6 +340,8 @@ def run_case(puzzle: Puzzle, part: Part, case: Case, kernels, source: KernelSour
     sanitizer = _sanitizer() if device == "cpu" else None
     # where nothing stops a store past an output's end, a band after it shows one (checker/evidence/guards.py)
     guards = guard_outputs(outputs) if sanitizer is None else []
+    if sanitizer is None:
+        guard_inputs(inputs)  # and a load past an input's end reads the same pattern on every run
     # what the sanitizer sees comes back in `memory`; a race message depends on whether the output sums
     # shares, and a read of the fill is evidence
     recording = nullcontext() if sanitizer is None else sanitizer.recording(

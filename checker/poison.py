@@ -23,6 +23,36 @@ LANE_MARK = LANE_NAN32 >> 16
 LANE_INT = {1: 0x5A, 2: 0x5A5A, 4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}
 
 
+# What a float input's guard band holds (checker/evidence/guards.py, where the sanitizer is off): a
+# quiet NaN of a third payload, so that an output element computed from a load past an input's end
+# traces back to it, as the lane NaN does; a bf16 input's band holds its top 16 bits (BAND_MARK).
+BAND_NAN32 = 0x7FE4B4B4
+BAND_MARK = BAND_NAN32 >> 16
+
+
+def band_bits(t: torch.Tensor) -> tuple[torch.dtype, int] | None:
+    """(integer view type, bits) that fill a float input's guard band, per float type; None for others
+    (an integer read past the end is left to chance: a loud pattern would index far out and fault)."""
+    import numpy as np
+    if t.dtype == torch.float32:
+        return torch.int32, BAND_NAN32
+    if t.dtype in (torch.bfloat16, torch.float16):
+        return torch.int16, BAND_MARK
+    if t.dtype == torch.float64:  # the float32 NaN widened: narrowing it back gives the same bits
+        wide = np.array([BAND_NAN32], dtype=np.uint32).view(np.float32).astype(np.float64).view(np.int64)
+        return torch.int64, int(wide[0])
+    return None
+
+
+def band_nan_mask(t: torch.Tensor) -> torch.Tensor:
+    """Which elements of a float tensor hold the NaN of an input's guard band (either sign), as a bool
+    tensor on the CPU."""
+    if not t.is_floating_point():
+        return torch.zeros(t.shape, dtype=torch.bool)
+    wide = t.detach().cpu().float()
+    return ((wide.view(torch.int32) >> 16) & 0x7FFF).eq(BAND_MARK) & wide.isnan()
+
+
 def poison(t: torch.Tensor) -> None:
     if t.is_floating_point() and t.element_size() in POISON_BITS:
         int_type, bits = POISON_BITS[t.element_size()]

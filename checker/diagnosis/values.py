@@ -422,6 +422,22 @@ def _rare_one(puzzle: Puzzle, size: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
+def _read_past_an_input(label: str, got: torch.Tensor) -> Diagnosis | None:
+    """The output holds the NaN of an input's guard band (checker/evidence/guards.py: where the
+    sanitizer is off): a load read past the end of an input, and what it read reached this output."""
+    from checker.poison import band_nan_mask
+    n = int(band_nan_mask(got).sum())
+    if not n:
+        return None
+    return asking(f"{n} of {counted(got.numel(), 'element')} of `{label}` {'is' if n == 1 else 'are'} the NaN that the checker puts just "
+                  f"past the end of each input: a load read past an input's last element, and what it read "
+                  f"reached this output (on a GPU such a load reads whatever lies there, or faults). Which "
+                  f"load's lanes run past the end: is its mask missing, or looser than the tensor's size? Or "
+                  f"do its offsets reach too far (a stride, a row or a block offset)?", "mask", "address",
+                  code="values.read_past_input", subject=label,
+                  data={"elements": n})
+
+
 def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Reference, tol: Tolerance,
                 comparison: Comparison, evidence: Evidence | None = None, case: Case | None = None,
                 others: dict | None = None, operands: Operands | None = None) -> Diagnosis:
@@ -429,14 +445,14 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     operands: the case's hypotheses about its operands (checker/diagnosis/operands.py)."""
     evidence = evidence or Evidence()
     ref = reference.outputs[output.name]
-    undefined = (lanes_reached(output.label, got, evidence.unfilled, getattr(puzzle, "solution", None))
-                 if comparison.n_nonfinite else None)
+    undefined = ((lanes_reached(output.label, got, evidence.unfilled, getattr(puzzle, "solution", None))
+                  or _read_past_an_input(output.label, got)) if comparison.n_nonfinite else None)
     got = got.detach().double().cpu().reshape(ref.shape)
     scale = reference.scales[output.name]
     if comparison.n_unwritten:
         return (_moved_hint(got, ref, scale, tol, reference.condition, unwritten=comparison.n_unwritten)
                 or _unwritten_hint(got, comparison, case))
-    if undefined:  # proof: the output holds what only masked-off lanes read
+    if undefined:  # proof: the output holds what only masked-off lanes, or a load past an input, read
         return undefined
     if not comparison.n_nonfinite:
         hint = _layout_hint(got, ref, scale, tol, reference.condition)
