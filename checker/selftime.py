@@ -13,6 +13,7 @@ solution's check through the real worker and splits its wall time into the worke
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -61,14 +62,14 @@ def phases_once(puzzle_key: str, backend: str) -> dict[str, float]:
     return totals
 
 
-def slowest_cases() -> dict[str, float]:
-    """Every puzzle's reference solution, every part, in the interpreter: its slowest case's kernels
-    in seconds (checker/run/hang_limits.py's SLOWEST_CASE_S)."""
+def slowest_cases(keys: list[str] | None = None) -> dict[str, float]:
+    """Each puzzle's reference solution (`keys`, or every puzzle), every part, in the interpreter: its
+    slowest case's kernels in seconds (checker/run/hang_limits.py's SLOWEST_CASE_S)."""
     from checker import registry
     from checker.run.runner import Request, run_backend
     from checker.source import from_file
     slowest = {}
-    for puzzle in registry.all_puzzles():
+    for puzzle in (registry.get(k) for k in keys) if keys else registry.all_puzzles():
         request = Request(puzzle.key, [p.name for p in puzzle.parts], from_file(puzzle.solution, "solution"),
                           "interpreter")
         times = [e.get("timings", {}).get("kernels", 0.0) for e in run_backend(request) if e["type"] == "case_result"]
@@ -84,14 +85,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", default="sanitizer", choices=sorted(COMPARISONS))
     parser.add_argument("checker_args", nargs="*", default=["p22", "--backward", "--solution", "--backend",
                                                            "interpreter"])
-    parser.add_argument("--slowest-cases", action="store_true",
-                        help="each puzzle's slowest case in the interpreter (the hang limits' basis)")
+    parser.add_argument("--slowest-cases", nargs="*", metavar="PUZZLE",
+                        help="each puzzle's slowest case in the interpreter (the hang limits' basis): the "
+                             "puzzles named, or every puzzle")
+    parser.add_argument("--write", action="store_true",
+                        help="with --slowest-cases: store what was measured in checker/run/slowest_cases.json")
     args = parser.parse_args(argv)
     if student_edition():  # it times the reference kernels
         print(f"python -m checker.selftime times the solutions. {NO_SOLUTIONS}", file=sys.stderr)
         return 2
-    if args.slowest_cases:
-        print(slowest_cases())
+    if args.slowest_cases is not None:
+        measured = slowest_cases(args.slowest_cases)
+        print(measured)
+        if args.write:
+            from checker.run import hang_limits
+            stored = {**json.loads(hang_limits.MEASURED.read_text(encoding="utf-8")), **measured}
+            hang_limits.MEASURED.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n", encoding="utf-8")
+            print(f"wrote {len(measured)} to {hang_limits.MEASURED.name}")
         return 0
     if args.phases:
         runs = [phases_once(args.phases, args.backend) for _ in range(args.runs)]

@@ -75,6 +75,7 @@ def pytest_configure(config):
     from checker import registry
     for puzzle in registry.all_puzzles():
         config.addinivalue_line("markers", f"{puzzle.key}: puzzle {puzzle.number} ({puzzle.title})")
+    config.addinivalue_line("markers", "every_puzzle: one test over every puzzle (pytest -m pNN selects it too)")
 
 
 def _cuda() -> bool:
@@ -85,7 +86,25 @@ def _cuda() -> bool:
         return False
 
 
+def _puzzle_markers(items) -> None:
+    """`pytest -m p07` selects every test that concerns puzzle 7: those parametrized by it (a puzzle,
+    its key or its page's stem among the parameters, however the test file builds them) and those
+    marked `every_puzzle` (one test over all of them: the sidebar's order, the hang limits), which
+    concern a new puzzle as much as any."""
+    from checker import registry
+    keys = [p.key for p in registry.all_puzzles()]
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        mine = [k for k in (getattr(v, "key", v) for v in params.values()) if isinstance(k, str) and k in keys]
+        if not mine and item.get_closest_marker("every_puzzle"):
+            mine = keys  # a test of one puzzle among a file's tests over all of them is that puzzle's alone
+        for key in mine:
+            if not item.get_closest_marker(key):
+                item.add_marker(getattr(pytest.mark, key))
+
+
 def pytest_collection_modifyitems(config, items):
+    _puzzle_markers(items)
     if _cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")

@@ -102,6 +102,7 @@ def test_json_of_one_puzzle_validates_against_the_schema():
     assert case["verdict"] == "pass" and case["outputs"][0]["output"] == "z"
 
 
+@pytest.mark.every_puzzle
 def test_all_checks_a_folder_one_line_per_puzzle_and_part_and_json_validates(tmp_path):
     solved_notebook(P01, tmp_path / P01.notebook.name)
     untouched = registry.get("p22")

@@ -191,6 +191,7 @@ def test_misleading_hints_are_grouped_by_their_gist():
     assert _gist("every element is 0.81 times the value") == _gist("every element is 1.5e-3 times the value")
 
 
+@pytest.mark.every_puzzle
 def test_equivalent_listing_is_well_formed():
     keys = {p.key for p in registry.all_puzzles()}
     assert set(bugs.keys()) <= keys

@@ -102,6 +102,7 @@ def test_the_view_shows_a_hang_a_crash_and_code_that_does_not_run_as_what_they_w
         ("❌ hang", "❌ does not run", "❌ crash")
 
 
+@pytest.mark.every_puzzle
 def test_the_view_lists_every_puzzle_in_puzzle_order_and_each_part_in_the_puzzles_order(state):
     store.record_check(P22, _report(P22, [("fused", "Interpreter (CPU)", 3, 5)]))
     store.record_check(P02, _report(P02, [("forward", "GPU (NVIDIA H100)", 11, 11)]))

@@ -3,23 +3,24 @@
 A single limit of 60 s made a hang in p01 (a one-line kernel whose slowest correct case takes
 0.2 s in the interpreter) cost a minute. The interpreter's limit is a multiple of the reference
 solution's slowest case, measured (SLOWEST_CASE_S: the interpreter with the sanitizer, on 2 CPU
-cores shared with a test run: `python -m checker.selftime --slowest-cases` measures them again), with a
+cores shared with a test run, stored in slowest_cases.json beside this file: `python -m checker.selftime
+--slowest-cases pNN --write` measures one puzzle's again), with a
 floor for a slower or busier machine. A GPU compiles a kernel at its first launch (seconds, cold
 cache), so its limit stays DEFAULT_TIMEOUT. `--timeout` (or check(timeout=...)) overrides both.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 DEFAULT_TIMEOUT = 60.0  # a GPU's limit, and a puzzle's that was never measured
 FACTOR = 20.0           # the limit: this many times the reference's slowest case ...
 FLOOR = 10.0            # ... and at least this (a laptop twice as slow, --all sharing its cores)
 
-SLOWEST_CASE_S = {  # the reference solution's slowest case, its kernels' seconds in the interpreter
-    "p01": 0.188, "p02": 0.027, "p03": 0.046, "p04": 0.107, "p05": 0.096, "p06": 0.054, "p07": 0.363,
-    "p08": 0.165, "p09": 0.747, "p10": 0.777, "p11": 0.729, "p12": 0.721, "p13": 0.465, "p14": 0.264,
-    "p15": 0.268, "p16": 0.283, "p17": 0.162, "p18": 1.016, "p19": 0.354, "p20": 1.08, "p21": 1.075,
-    "p22": 2.949, "p23": 0.951, "p24": 1.325, "p25": 1.241, "p26": 1.41, "p27": 0.624, "p28": 1.257,
-    "p29": 0.353, "p30": 0.336, "p31": 0.558, "p32": 0.91,
-}
+# the reference solution's slowest case, its kernels' seconds in the interpreter, per puzzle: measured and
+# written by `python -m checker.selftime --slowest-cases [pNN ...] --write`, never typed in
+MEASURED = Path(__file__).with_name("slowest_cases.json")
+SLOWEST_CASE_S: dict[str, float] = json.loads(MEASURED.read_text(encoding="utf-8"))
 
 
 def hang_limit(puzzle_key: str, backend: str) -> float:
