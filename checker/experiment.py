@@ -20,6 +20,7 @@ limit as a safety net), and the report says when the budget stopped them. Runs i
 from __future__ import annotations
 
 import math
+import os
 import signal
 import threading
 import time
@@ -46,7 +47,9 @@ SHRINK_UNTIL, NEIGHBOURS_UNTIL = 0.5, 0.8
 SHARE_OF_PART = 0.3
 RUNS_OF_START = 40
 BUDGET_S = 1.0
-BUDGET_MAX_S = 12.0
+# the safety net's top: TRITON_PUZZLES_EXPERIMENT_SECONDS raises it where the report must be the one
+# the trial counts give, whatever the load (the test suite, on two cores shared by two workers)
+BUDGET_MAX_S = float(os.environ.get("TRITON_PUZZLES_EXPERIMENT_SECONDS", "12"))
 
 
 def budget_for(part_seconds: float, start_seconds: float = 0.0) -> float:
