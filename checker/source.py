@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.cell_history import CELL_OF, StaleKernel, stale_kernels  # CELL_OF: a cell named by its first function
+from checker.parsed import tree_of
 
 KERNEL_TAG = "kernel"  # notebook cells holding the learner's @triton.jit code carry this tag
 DEF = re.compile(r"^[ \t]*def[ \t]+(\w+)[ \t]*\(", re.M)
@@ -85,9 +86,8 @@ class KernelSource:
 
     def function_at(self, lineno: int) -> str:
         """The outermost function whose body holds this line ('' if none, or the text does not parse)."""
-        try:
-            tree = ast.parse(self.text)
-        except SyntaxError:
+        tree = tree_of(self.text)
+        if tree is None:
             return ""
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
@@ -98,9 +98,8 @@ class KernelSource:
         """Is this line inside a for or while loop of a function (a kernel's loop)?"""
         if self._loop_lines is None:
             self._loop_lines = set()
-            try:
-                tree = ast.parse(self.text)
-            except SyntaxError:
+            tree = tree_of(self.text)
+            if tree is None:
                 return False
             for node in ast.walk(tree):
                 if isinstance(node, (ast.For, ast.While)):

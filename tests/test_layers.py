@@ -12,7 +12,7 @@ from pathlib import Path
 CHECKER = Path(__file__).resolve().parent.parent / "checker"
 
 FLOORS = [  # bottom first: (floor name, module prefixes)
-    ("facts of no one", ("checker.diagnosis.model", "checker.poison", "checker.tensors", "checker.instruments",
+    ("facts of no one", ("checker.diagnosis.model", "checker.poison", "checker.tensors", "checker.instruments", "checker.parsed",
                          "checker.source", "checker.cell_history", "checker.run.client", "checker.words")),
     ("what a puzzle is", ("checker.puzzle",)),
     ("declarations and evidence", ("checker.specs", "checker.evidence")),

@@ -322,7 +322,7 @@ def test_a_scalar_output_is_a_bar_with_its_values_not_a_heat_map():
     matplotlib.use("Agg")
     import torch
 
-    from checker.case import _error_map
+    from checker.case.error_map import error_map as _error_map
     from checker.report.plot import plot_failures
     loss = _error_map(torch.tensor(2.5), torch.tensor(0.625, dtype=torch.float64), 1e-3)
     assert (loss["rows"], loss["cols"], loss["got"], loss["expected"]) == (1, 1, 2.5, 0.625)

@@ -12,6 +12,7 @@ import ast
 import re
 
 from checker.diagnosis.model import Diagnosis, Span, Strength
+from checker.parsed import tree_of
 from checker.source import KernelSource
 
 
@@ -242,9 +243,8 @@ def mistake(reason: str, source: KernelSource, line: int) -> str:
     that fits either ('' if the reason and the learner's line are no such mistake)."""
     if not line:
         return ""
-    try:
-        tree = ast.parse(source.text)
-    except SyntaxError:
+    tree = tree_of(source.text)
+    if tree is None:
         return ""
     statement = _statement(tree, line)
     if statement is None:
@@ -299,9 +299,8 @@ def _fixed_condition(reason: str, source: KernelSource, line: int) -> str:
     where the learner's line is such a `while` ('' otherwise)."""
     if "'constexpr' object has no attribute" not in reason or not line:
         return ""
-    try:
-        tree = ast.parse(source.text)
-    except SyntaxError:
+    tree = tree_of(source.text)
+    if tree is None:
         return ""
     loop = next((n for n in ast.walk(tree) if isinstance(n, ast.While) and n.lineno == line), None)
     if loop is None:

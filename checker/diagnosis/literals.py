@@ -19,18 +19,15 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from checker.parsed import tree_of
 from checker.puzzle.edition import kept
 
 SMALLEST = 3  # 1 and 2 are everywhere (a step of one, a half); a size written in is larger
 
 
-@functools.lru_cache(maxsize=8)
 def _tree(text: str) -> ast.Module | None:
-    """The parsed source (a check reads the same text for every failing case)."""
-    try:
-        return ast.parse(text)
-    except SyntaxError:
-        return None
+    """The parsed source (a check reads the same text for every failing case): checker/parsed.py."""
+    return tree_of(text)
 
 
 def _kernels(text: str, names: set[str]) -> dict[str, ast.FunctionDef]:

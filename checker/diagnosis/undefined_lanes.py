@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.diagnosis.model import Diagnosis, Strength, asking, certain
+from checker.parsed import tree_of
 from checker.words import counted
 
 FIX = ("give the load other= the value that leaves the reduction unchanged (other=0.0 for a sum, "
@@ -33,9 +34,8 @@ def unfilled_loads(source: Any) -> list[tuple[str, str]]:
 
 def _unfilled(text: str) -> list[tuple[str, int]]:
     """(function, line) of each `.load(ptr, mask, ...)` call without other= in the text's functions."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = tree_of(text)
+    if tree is None:
         return []
     found = []
     for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):

@@ -12,7 +12,7 @@ import pytest
 
 from bugs import entries, patched
 from checker import registry
-from checker.report import html as rich
+from checker.report import html as html_report
 from checker.notebook import NotebookReport, check, in_jupyter
 from checker.report.model import Report
 from checker.report.text import ReportWriter
@@ -59,7 +59,7 @@ def solved() -> Report:
 def test_the_out_of_bounds_explanation_appears_once(unmasked):
     failures = [r for r in unmasked.results if r["status"] != "pass"]
     assert len(failures) == 8 and all(r["error"]["kind"] == "out_of_bounds" for r in failures)
-    html = rich.to_html(unmasked)
+    html = html_report.to_html(unmasked)
     assert html.count(OOB_PARAGRAPH) == 1, html
     assert html.count("mask = offsets &lt; N") == 1, html       # the fix's code, once, in the kernel's names
     # each later case refers to it, and keeps what is its own: which offsets it reached
@@ -89,7 +89,7 @@ def p11_name_error() -> Report:
 def test_an_error_is_said_once_with_its_names_as_code(p11_name_error):
     """The first failure says the error in full, its place with the kernel's name as code (no raw
     backticks anywhere); the folded failures after it say it is the same, not its words again."""
-    head, tail = rich.report_html(p11_name_error)
+    head, tail = html_report.report_html(p11_name_error)
     page = _plain(head + tail)
     assert "`" not in page, page
     assert "at <code>softmax_fwd_kernel</code>, learner, line" in head
@@ -102,7 +102,7 @@ def test_a_problem_said_under_its_part_is_not_repeated_in_its_heading():
     code = P11.solution.read_text(encoding="utf-8").replace("def softmax_fwd_kernel(", "def softmax_fwd_kernl(")
     report = run_check(P11, ["forward"], from_text(code, "learner"), backend="interpreter", in_process=True,
                        write=lambda line: None)
-    page = _plain(rich.to_html(report))
+    page = _plain(html_report.to_html(report))
     assert page.count("is not defined in learner") == 1 and "`" not in page, page
     assert "one block per row — Interpreter (CPU): not run" in page, page
 
@@ -111,7 +111,7 @@ def test_the_sizes_have_one_column_and_the_labels_are_true_of_the_part(p11_name_
     """Every row's sizes in their column, the case column without them; the one-block part takes a row in
     one block of its own width, so no label there says a row is wider than CHUNK (the online part's
     labels do, where it is true)."""
-    head, tail = rich.report_html(p11_name_error)
+    head, tail = html_report.report_html(p11_name_error)
     sizes, labels = _cells(head, 0), _cells(head, 1)
     cases = [c for c in P11.cases() if not c.gpu_only]
     assert sizes == [c.dims if c.dtype == "float32" else f"{c.dims} {c.dtype}" for c in cases], sizes
@@ -129,19 +129,19 @@ def test_what_failed_quotes_the_finding_not_where_it_was_seen():
         "x_ptr + rows[:, None] * stride_xm + cols[None, :] * stride_xn", "x_ptr + rows[:, None] * N + cols[None, :]", 1)
     report = run_check(P05, ["forward"], from_text(code, "learner"), backend="interpreter", in_process=True,
                        write=lambda line: None)
-    head, _ = rich.report_html(report)
+    head, _ = html_report.report_html(report)
     failed = [what for what in _cells(head, 2) if what]
     assert failed and not any("seen in the addresses" in what for what in failed), failed
     assert any("The addresses themselves are wrong" in what for what in failed), failed
 
 
 def test_the_note_on_cases_not_run_comes_after_the_results(solved):
-    head, _ = rich.report_html(solved)
+    head, _ = html_report.report_html(solved)
     assert head.index("</table>") < head.index("Not run here: 2 cases that only a GPU runs (N=100000; N=1048576)")
 
 
 def test_the_verdict_comes_first_then_the_cases_then_the_first_failure_then_the_others_folded(unmasked):
-    head, tail = rich.report_html(unmasked)
+    head, tail = html_report.report_html(unmasked)
     verdict = head.index("Overall Result: ❌ NOT ALL CORRECT")
     assert verdict < head.index("<table") < head.index("First failure: documented configuration, N=10")
     assert verdict == head.index('<p class="tgp-verdict')+ len('<p class="tgp-verdict tgp-fail">')  # nothing before it
@@ -152,7 +152,7 @@ def test_the_verdict_comes_first_then_the_cases_then_the_first_failure_then_the_
 
 
 def test_a_passing_report_says_what_it_did_not_run(solved):
-    head, tail = rich.report_html(solved)
+    head, tail = html_report.report_html(solved)
     assert solved.passed and solved.not_run
     assert "Overall Result: ✅ ALL CORRECT in the interpreter; 2 GPU-only cases not run" in head
     assert "Not run here: 2 cases that only a GPU runs" in head
@@ -163,7 +163,7 @@ def test_a_passing_report_says_what_it_did_not_run(solved):
 @pytest.mark.parametrize("which", ["unmasked", "solved"])
 def test_the_verdict_is_the_text_reports_last_line(which, request):
     report = request.getfixturevalue(which)
-    assert rich.verdict(report) == report.text.rstrip().split("\n")[-1]
+    assert html_report.verdict(report) == report.text.rstrip().split("\n")[-1]
 
 
 def test_a_hint_repeated_across_cases_is_shown_once():
@@ -172,7 +172,7 @@ def test_a_hint_repeated_across_cases_is_shown_once():
     report = run_check(p22, ["unfused"], from_text(_bug(p22, "unbiased_variance"), "learner"),
                        backend="interpreter", in_process=True, write=lambda line: None)
     hint = "matches LayerNorm with the unbiased variance (divided by H - 1): LayerNorm divides by H."
-    head, tail = rich.report_html(report)
+    head, tail = html_report.report_html(report)
     assert f"<p>hint: {hint}</p>" in head and (head + tail).count(f"<p>hint: {hint}</p>") == 1
     assert "the same hint as above" in head                                 # the table's later rows
     assert tail.count("hint: the same as above (for documented configuration") >= 2 * 10
@@ -180,7 +180,7 @@ def test_a_hint_repeated_across_cases_is_shown_once():
 
 def test_a_hang_is_one_message_with_its_line():
     report = _check(P01, HANGS, in_process=False, timeout=3)
-    html = rich.to_html(report)
+    html = html_report.to_html(report)
     assert not report.passed and "Overall Result: ❌ NOT ALL CORRECT" in html
     assert html.count("still running after 3 s, so it was stopped") == 1, html
     assert re.search(r"it was at <code>add_constant_kernel</code>, learner, line \d", html), html
@@ -196,21 +196,21 @@ def test_a_crash_is_one_message_with_what_to_do():
                   {"type": "crash", "reason": "the worker died of SIGSEGV", "case": "N=32",
                    "stderr": "Fatal Python error: Segmentation fault"}):
         writer.handle(event)
-    html = rich.to_html(writer.finish(["forward"]))
+    html = html_report.to_html(writer.finish(["forward"]))
     assert html.count("the worker died of SIGSEGV during N=32.") == 1, html
     assert "last words: Fatal Python error: Segmentation fault" in html and "the sanitizer" in html
 
 
 def test_cells_that_do_not_run_show_the_error_and_its_line():
     code = P01.solution.read_text(encoding="utf-8") + "\nscale = undefined_scale * 2\n"
-    html = rich.to_html(_check(P01, code))
+    html = html_report.to_html(_check(P01, code))
     assert "the kernel cells do not run" in html and "undefined_scale" in html, html
     assert re.search(r"learner, line \d+", html), html
 
 
 def test_a_stub_says_it_is_not_written_yet():
     stub = stub_text(P01.solution.read_text(encoding="utf-8"), "add_constant_kernel")
-    html = rich.to_html(_check(P01, "import triton\nimport triton.language as tl\n\n" + stub))
+    html = html_report.to_html(_check(P01, "import triton\nimport triton.language as tl\n\n" + stub))
     assert "not implemented yet" in html and "Overall Result: ❌ NOT ALL CORRECT" in html, html
 
 
@@ -233,7 +233,7 @@ def test_everything_from_the_learner_is_escaped():
                     not_run=[{"case": evil, "why": evil}],
                     faults=[{"kind": "hang", "part": "forward", "backend": evil, "case": evil,
                             "lines": [evil, f"  {evil}"]}])
-    html = rich.to_html(report)
+    html = html_report.to_html(report)
     assert set(re.findall(r"<\s*/?\s*([A-Za-z][A-Za-z0-9]*)", html)) <= TAGS, html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
@@ -262,7 +262,7 @@ def test_in_a_notebook_check_shows_its_title_and_report_as_html(tmp_path, monkey
     assert capsys.readouterr().out == ""
     assert isinstance(report, NotebookReport) and not report.passed and report.results
     title = "Puzzle 1: Add a constant — checking forward from this notebook (the kernels as last run)"
-    assert shown[0] == ("display", {"text/html": rich.title_html(title), "text/plain": title})
+    assert shown[0] == ("display", {"text/html": html_report.title_html(title), "text/plain": title})
     # in the report's own box, whose words wrap whole; not in a <pre>
     title_html = shown[0][1]["text/html"]
     assert '<div class="tgp-report"><p class="tgp-title">' in title_html and "<pre" not in title_html
