@@ -50,7 +50,7 @@ def test_every_benchmark_size_has_its_profile_row():
 
 
 def test_the_standing_sentence_spans_the_committed_ratios():
-    from checker.bench.columns import BenchRow
+    from checker.bench.measured import BenchRow
     for key in ("p31", "p32"):
         rows = [BenchRow(**r) for r in json.loads((REPO_ROOT / "book" / "data" / f"{key}_bench.json").read_text())["rows"]]
         text = attention_speed.standing(rows)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from book_pages import ROOT
-from checker.bench.columns import BenchRow
+from checker.bench.measured import BenchRow
 
 sys.path.insert(0, str(ROOT / "book"))
 

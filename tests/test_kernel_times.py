@@ -3,7 +3,7 @@ grouping and the printed table need no GPU; the profiler itself runs only where 
 import pytest
 
 from checker.bench.kernel_times import group, kernel_times, lines, short
-from checker.bench.columns import table
+from checker.bench.tables import table
 from tests.test_speed import row
 
 

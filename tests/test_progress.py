@@ -10,7 +10,7 @@ import json
 import pytest
 
 from checker import cli, registry
-from checker.bench.columns import BenchRow
+from checker.bench.measured import BenchRow
 from checker.history import store, view
 from checker.notebook import check, progress
 from checker.report.model import Report

@@ -1,6 +1,7 @@
 """The benchmark's table (no GPU needed): every column is what its header says, the best time that
 is not the learner's is marked, and the header says what was measured and how."""
-from checker.bench.columns import BenchRow, against, against_liger, markdown_table, table
+from checker.bench.measured import BenchRow
+from checker.bench.tables import against, against_liger, markdown_table, table
 
 
 def row(**kw) -> BenchRow:
@@ -126,7 +127,8 @@ def test_pytorchs_attention_backend_is_named_from_its_kernel_names():
 
 
 def test_the_ceiling_says_how_it_was_measured_and_when_it_is_not_to_be_trusted():
-    from checker.bench.columns import USUAL_COPY_GBPS, ceiling_lines
+    from checker.bench.measured import USUAL_COPY_GBPS
+    from checker.bench.tables import ceiling_lines
     device = "NVIDIA H100 80GB HBM3"
     usual = USUAL_COPY_GBPS[device]
     steady = [row(copy_gbps=0.97 * usual, copy_large_gbps=usual), row(dims="M=8, H=8", copy_gbps=0.95 * usual,

@@ -67,6 +67,6 @@ def helion_example(name: str) -> ModuleType | None:
 
 def helion_column(make: Callable[..., Callable[[], Any] | None]) -> Callable[..., Callable[[], Any] | None]:
     """Marks a bench baseline that runs a Helion example: where it returns None (no Helion, no examples),
-    the benchmark's table says why (checker/bench/columns.py reads why_absent)."""
+    the benchmark's table says why (checker/bench/timing.py reads why_absent)."""
     make.why_absent = helion_status
     return make

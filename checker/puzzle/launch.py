@@ -29,7 +29,7 @@ def next_pow2(size: str, cap: int | None = None, floor: int = 1) -> Callable[...
 
 
 class _Timing:
-    """While checker.bench.columns times a launch, scratch buffers are plain torch.empty, as in the learner's
+    """While checker.bench.timing times a launch, scratch buffers are plain torch.empty, as in the learner's
     own code: the poison is the check's tool, and its fill kernels are not the learner's work (at
     p25's shortest bf16 rows, about a fifth of the time in ncu)."""
     active = False

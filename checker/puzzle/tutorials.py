@@ -61,6 +61,6 @@ def triton_tutorial(name: str) -> ModuleType | None:
 
 def tutorial_column(make: Callable[..., Callable[[], Any] | None]) -> Callable[..., Callable[[], Any] | None]:
     """Marks a bench baseline that runs a Triton tutorial: where it returns None (no tutorials folder),
-    the benchmark's table says why (checker/bench/columns.py reads why_absent)."""
+    the benchmark's table says why (checker/bench/timing.py reads why_absent)."""
     make.why_absent = tutorial_status
     return make

@@ -246,7 +246,8 @@ def run_bench(puzzle: Puzzle, source: KernelSource, *, timeout: float = DEFAULT_
     (profile: and list each kernel's time in one run, kernel_times). Returns (exit status, rows):
     2 without a GPU or a benchmark, 1 if the kernels are wrong. checked: given the GPU check's report
     (the command line records it as the learner's progress)."""
-    from checker.bench.columns import BenchRow, table
+    from checker.bench.measured import BenchRow
+    from checker.bench.tables import table
     if puzzle.bench is None:
         write(f"{puzzle.key} has no benchmark (--bench is for the puzzles about speed)")
         return 2, []

@@ -160,7 +160,7 @@ def _run_parts(request: dict, channel, puzzle, source, backend: str) -> None:
     if request.get("bench"):
         from dataclasses import asdict
 
-        from checker.bench.columns import time_case
+        from checker.bench.timing import time_case
         for case in puzzle.bench.cases():
             channel.send("case_start", part=puzzle.bench.part, case=case.name, time=time.time())
             channel.send("launch", part=puzzle.bench.part, case=case.name)

@@ -196,7 +196,7 @@ class Column:
             self.fn = None
 
     def time(self) -> None:
-        from checker.bench.columns import replay_median_ms
+        from checker.bench.timing import replay_median_ms
         if self.fn is not None and DRY:
             self.samples.append(event_ms(self.fn))
         elif self.fn is not None:
@@ -255,7 +255,7 @@ class Size:
             torch.empty((B, H, S, D), dtype=torch.float32, device=device()) for _ in range(2))
 
     def reference(self, launch: dict | None = None):
-        """The backward as the benchmark times it (columns.py: the accumulated dq zeroed, then the
+        """The backward as the benchmark times it (checker/bench/timing.py: the accumulated dq zeroed, then the
         declaration's launch), at the declaration's launch or another (a BENCH_LAUNCH entry)."""
         case = self.case if launch is None else dataclasses.replace(self.case, params={**self.case.params, **launch})
 

@@ -21,7 +21,7 @@ BUDGET = float(os.environ.get("BUDGET", 520))
 OUT = os.environ.get("OUT", "/tmp")
 ROOT = os.environ.get("ROOT", ".")
 sys.path.insert(0, ROOT)
-from checker.bench.columns import replay_median_ms  # noqa: E402
+from checker.bench.timing import replay_median_ms  # noqa: E402
 RESULTS = []
 
 

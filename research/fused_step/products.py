@@ -19,7 +19,7 @@ import triton
 ROOT = os.environ.get("ROOT", ".")
 OUT = os.environ.get("OUT", ".")
 sys.path.insert(0, ROOT)
-from checker.bench.columns import copy_work, replay_median_ms  # noqa: E402
+from checker.bench.timing import copy_work, replay_median_ms  # noqa: E402
 from checker.puzzle import timing  # noqa: E402
 from checker.specs import p26_fused_layernorm_linear_step as SPEC  # noqa: E402
 from checker.specs.families.layernorm import EPS  # noqa: E402

@@ -38,7 +38,7 @@ ONLY = [d for d in os.environ.get("ONLY", "").split(",") if d]
 WIDTHS = [int(h) for h in os.environ.get("WIDTHS", "").split(",") if h]  # p25's widths to run (all if empty)
 
 from checker.bench import ceiling  # noqa: E402
-from checker.bench.columns import replay_median_ms  # noqa: E402
+from checker.bench.timing import replay_median_ms  # noqa: E402
 
 import kernels_ce as KC  # noqa: E402
 import kernels_ln as KL  # noqa: E402
