@@ -57,9 +57,14 @@ def spec_text(number: int, slug: str, title: str, parts: list[str], chapter: str
             lines.append(f'part("{name}", "{z} = 2 · x", ["{kernel}"], outputs=["{z}"],\n'
                          f'                launch=lambda k, x, {z}, N, BLOCK: k.{kernel}[(cdiv(N, BLOCK),)](x, {z}, N, BLOCK=BLOCK))')
     reference = ", ".join(f'"{z}": 2 * x' for z in outputs.values())
+    first = outputs[forward[0]]
+    formulas = [f'"eq-p{number:02d}-{first}": ("{first}", lambda x: 2 * x)']
+    if len(forward) < len(named):
+        formulas.append(f'"eq-p{number:02d}-dx": ("dx", lambda x, dz: 2 * dz)')
+    declared_formulas = ",\n              ".join(formulas)
     declared_inputs, declared_parts = ", ".join(inputs), ",\n           ".join(lines)
     return f'''"""Puzzle {number}: {title}."""
-from checker.puzzle import case, cdiv, part, puzzle, randn
+from checker.puzzle import case, cdiv, part, puzzle, randn, variant
 
 PUZZLE = puzzle(
     {number}, "{slug}", "{title}",
@@ -69,6 +74,13 @@ PUZZLE = puzzle(
     reference=lambda x: {{{reference}}},
     parts=[{declared_parts}],
     params={{"BLOCK": 32}},
+    # each labelled equation of the page, by its label: a test evaluates it against autograd
+    formulas={{{declared_formulas}}},
+    # what a known bug computes: a wrong output that matches it gets this hint, naming its cause
+    variants=[variant("factor_dropped", "formula", "{first} matches x itself: the factor 2 is missing.",
+                      lambda x: {{"{first}": x}})],
+    # randn("N", mean=, std=), uniform("N", low, high), randn("like z") (an upstream gradient's shape);
+    # a case's own inputs= (a wider spread), dtype="bfloat16", gpu_only=True (too large for the CPU)
     cases=[case(N=8, documented=True), case(N=1), case(N=20), case(N=64), case(N=100), case(N=1000)],
 )
 '''
@@ -135,9 +147,11 @@ PINNED = [
         (("offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)", "offsets = tl.arange(0, BLOCK)", {count}),),
         cause="address", reasons=(("program",),),
         notes="every program handles the first block"),
-    Bug("wrong_factor", "{first}",
-        (("2.0 * x", "3.0 * x", 1),), cause="formula", named="candidates", reasons=(("wrong coefficient",),),
-        notes="a constant alone: the report asks between the formula and a loop or a mask that adds a term"),
+    # cause: the class the hint must name; where the evidence allows only a question among several,
+    # named="candidates" asks that the class be among them (tests/bugs/__init__.py)
+    Bug("factor_dropped", "{first}",
+        (("2.0 * x", "x", 1),), cause="formula", reasons=(("factor 2 is missing",),),
+        notes="matches the spec's variant of the same name, whose hint names the cause"),
 ]
 
 PASSING = [
@@ -171,6 +185,10 @@ import puzzle_page
 :tags: [remove-input]
 puzzle_page.show_statement("{key}")
 ```
+
+## The formula
+
+{equations}
 
 ## Which program handles what
 
@@ -297,7 +315,10 @@ def create(number: int, slug: str, title: str, parts: list[str] | None = None, c
     chapter = chapter or last_chapter(toc)
     new_toc, caption = toc_with(toc, key, chapter)
     chapter = re.sub(r"^Part \d+: ", "", caption)
-    fields = {"n": number, "slug": slug, "title": title, "key": key}
+    equations = f"$$\nz_i = 2 x_i\n$$ (eq-{key}-z)"
+    if any(backward for _, backward in named):
+        equations += f"\n\nand its gradient, with dz the gradient of the loss with respect to z:\n\n$$\ndx_i = 2 \\, dz_i\n$$ (eq-{key}-dx)"
+    fields = {"n": number, "slug": slug, "title": title, "key": key, "equations": equations}
     files = {
         root / "checker" / "specs" / f"{key}_{slug}.py": spec_text(number, slug, title, parts, chapter),
         root / "solutions" / f"{key}_{slug}.py": solution_text(number, slug, title, parts),
@@ -323,7 +344,8 @@ next, in this order:
   2. python -m checker.stubs --write {key}                    the notebook's stubs, from the solution
   3. python -m checker.selftime --slowest-cases {key} --write   its hang limit, measured (again after step 1 changes)
   4. the notebook's text, the page's hints, the catalog's bugs a learner writes
-  5. python -m pytest -m {key}                                every test that concerns it"""
+  5. python -m pytest -m "{key} and not book"                 a minute: every test that needs no built book
+  6. python -m pytest -m {key}                                every test that concerns it (builds the book)"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,13 +372,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in written:
         print(f"wrote {path.relative_to(REPO_ROOT)}")
+    caption = re.findall(rf'- caption: "(.*)"\n    chapters:\n(?:      - file: .*\n)*?      - file: book/{key}\n',
+                         (REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    print(f"the page is in \"{caption[0] if caption else '?'}\" of the sidebar (--chapter names another part, "
+          f"or a new one)")
     from checker.stubs import main as stubs_main
     stubs_main(["--write", key])
     from checker.selftime import slowest_cases
     from checker.run import hang_limits
     stored = {**json.loads(hang_limits.MEASURED.read_text(encoding="utf-8")), **slowest_cases([key])}
     hang_limits.MEASURED.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {hang_limits.MEASURED.relative_to(REPO_ROOT)} (the template's hang limit)")
+    print(f"wrote {hang_limits.MEASURED.relative_to(REPO_ROOT)} (the template's hang limit, measured: step 3 "
+          f"measures your solution's)")
     print(NEXT.format(key=key))
     return 0
 

@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             with_statement(puzzle, notebook)
             notebook["metadata"] = copy.deepcopy(NOTEBOOK_METADATA)
             write_notebook(puzzle.notebook, notebook)
-            print(f"wrote {puzzle.notebook.name}")
+            print(f"wrote puzzles/{puzzle.notebook.name} (its stubs, from the solution)")
         notebook = json.loads(puzzle.notebook.read_text(encoding="utf-8"))
         for problem in differences(puzzle) + statement.differences(puzzle, notebook):
             print(problem)

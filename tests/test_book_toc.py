@@ -15,9 +15,9 @@ import pytest
 
 from book_pages import PUZZLE_PAGES, ROOT, _title, _toc
 
-# The book's tests share one xdist worker (--dist loadgroup), so the book builds once there:
-# built_book is session-scoped, in tests/book_fixtures.py.
-pytestmark = [pytest.mark.book, pytest.mark.xdist_group("book"), pytest.mark.every_puzzle]
+# Sources only, no build: not marked `book`, so `pytest -m "p33 and not book"` (a contributor's quick
+# loop) runs them too; over every puzzle, so `-m p33` selects each (tests/conftest.py)
+pytestmark = [pytest.mark.every_puzzle]
 
 sys.path.insert(0, str(ROOT / "book"))
 import puzzle_page  # noqa: E402  (book/puzzle_page.py: what a puzzle page shows of its notebook)
