@@ -224,11 +224,16 @@ def _term_hint(operands: Operands, output: Output, got: torch.Tensor, ref: torch
         what = ("its sign reversed, or it is subtracted where it should be added (or the other way)" if whole == -2
                 else "it is missing" if whole == -1 else "it is counted twice" if whole == 1 else "")
         what = what if what and abs(c - whole) < 1e-3 else f"its coefficient is off by {c:.4g}"
-        # the formula's coefficient, or a loop or a mask that adds the term once too often or leaves it out
+        # the formula's coefficient, or a loop or a mask that adds the term once too often or leaves it out;
+        # a coefficient off by no whole number is a factor of the term computed from a wrong value too,
+        # which a pointer copied from the line above (Δ read through lse_ptr) gives as well
+        fraction = abs(c - whole) >= 1e-3
+        wrong_factor = (" Or is a value the term is multiplied by read from the wrong place (a pointer copied "
+                        "from the line above, another tensor's offset)?" if fraction else "")
         return asking(f"{label} is the expected value plus {c:.4g} × `{name}`, element by element: the term in "
                       f"`{name}` has the wrong coefficient ({what}). In the formula, or does a loop or a mask add it "
                       f"once too often, or leave it out (padded lanes that load a value, not 0), or is a sum it is "
-                      f"multiplied by overwritten from one chunk to the next instead of accumulated?", "formula",
-                      "loop", "mask", "fill", "accumulate", code="operand.term",
-                      subject=output.label, data={"input": name, "coefficient": c})
+                      f"multiplied by overwritten from one chunk to the next instead of accumulated?{wrong_factor}",
+                      "formula", "loop", "mask", "fill", "accumulate", *(("address",) if fraction else ()),
+                      code="operand.term", subject=output.label, data={"input": name, "coefficient": c})
     return NO_HINT

@@ -87,12 +87,15 @@ MEASURED = [
           "        x_target = tl.load(x_row + tl.load(target_ptr + row)).to(tl.float32)\n", 1),),
         "inplace", "ignored rows' targets overwritten with 0 in the target tensor to make the gather safe: the loss and gradient are right, but an input is changed",
         notes='outputs right; only the write to an input shows it'),
+    # written as a correct rewrite; the case with every target ignored (n = 0, added after this round)
+    # shows it is not: dloss / 0 is inf, and inf · 0 is NaN where tl.where gives 0
+    Bug("scale_by_multiplying_valid", "step",
+        (("        scale = tl.where(valid, dloss / n, 0.0)\n", "        scale = dloss / n * valid.to(tl.float32)\n", 1),),
+        "formula", "the gradient's scale zeroed on ignored rows by multiplying with valid: with n = 0, inf · 0 = NaN",
+        accept=("stability",)),
 ]
 
 RIGHT = [
-    Right("scale_by_multiplying_valid",
-          (("        scale = tl.where(valid, dloss / n, 0.0)\n", "        scale = dloss / n * valid.to(tl.float32)\n", 1),),
-          "the gradient's scale zeroed on ignored rows by multiplying with valid as a float instead of a where"),
     Right("contiguous_row_chunks",
           (("    for row in range(tl.program_id(0), M, tl.num_programs(0)):\n",
             "    per = tl.cdiv(M, tl.num_programs(0))\n"
