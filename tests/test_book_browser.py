@@ -16,7 +16,9 @@ What is checked, page by page, with the Chrome DevTools protocol:
   * a puzzle page's "Contents" sidebar lists its statement's parts; its statement shows the facts of
     its declaration; its hints (the idea, the approach, the one line) and its solution are dropdowns
     that start closed.
-A full-page screenshot of each page is kept under _build/artifacts/ (p22.png is the one CI keeps).
+A full-page screenshot of p22 (the one CI keeps) and of the landing page is kept under
+_build/artifacts/; TRITON_PUZZLES_PAGE_SHOTS=1 keeps one of every page (a 1280 x up to 16000 px
+capture and its 0.6 s settling, some 60 times: a minute and a half of the suite's critical path).
 
 Needs the Debian package `chromium` and the PyPI package `websocket-client`.  Without
 chromium the module is skipped, except in CI (env CI set), where that is a failure.
@@ -213,6 +215,9 @@ def _pages() -> list[Path]:
     return pages
 
 
+KEPT_SHOTS = {"p22"}  # the pages whose screenshot every run keeps (test_p22_screenshot_kept)
+
+
 def _screenshot(cdp: CDP, path: Path, height: int):
     """A full-page screenshot at 1280 px wide (the layout of a laptop screen): make the viewport
     as tall as the page, let the layout settle, capture, and put the viewport back."""
@@ -240,7 +245,8 @@ def visits(server, browser):
         browser.wait_event("Page.loadEventFired", timeout=60)
         probe = browser.evaluate(PAGE_PROBE, timeout=90)
         probe["layout"] = {1280: browser.evaluate(LAYOUT_PROBE)}
-        _screenshot(browser, ARTIFACTS / (page.stem + ".png"), probe["height"])
+        if page.stem in KEPT_SHOTS or os.environ.get("TRITON_PUZZLES_PAGE_SHOTS") == "1":
+            _screenshot(browser, ARTIFACTS / (page.stem + ".png"), probe["height"])
         ev = list(browser.events)
         probe["requests"] = [e["params"]["request"]["url"] for e in ev
                              if e["method"] == "Network.requestWillBeSent"]
