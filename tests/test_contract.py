@@ -36,9 +36,14 @@ MARGIN = 0.5  # the solution may use at most this fraction of any tolerance
 
 
 def by_puzzle(items=None, marks=lambda puzzle: []):
-    """pytest params, each marked with its puzzle's marker (pytest -m p07) and `marks(puzzle)`."""
+    """pytest params, each marked with its puzzle's marker (pytest -m p07) and `marks(puzzle)`. A
+    puzzle's tests share one xdist worker (--dist loadgroup) unless `marks` names another group: its
+    float64 references, most of the first check of a puzzle (p22's: 5.0 s, the next ones 0.6-2.2 s),
+    are then made once, not once in each worker."""
     def marked(p: Puzzle) -> list:
-        return [getattr(pytest.mark, p.key), *marks(p)]
+        extra = marks(p)
+        own = [] if any(m.mark.name == "xdist_group" for m in extra) else [pytest.mark.xdist_group(f"puzzle-{p.key}")]
+        return [getattr(pytest.mark, p.key), *own, *extra]
     if items is None:
         return [pytest.param(p, id=p.key, marks=marked(p)) for p in PUZZLES]
     return [pytest.param(p, item, id=f"{p.key}-{item.name}", marks=marked(p))
