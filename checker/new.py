@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import re
 import sys
 from pathlib import Path
@@ -380,8 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     stubs_main(["--write", key])
     from checker.selftime import slowest_cases
     from checker.run import hang_limits
-    stored = {**json.loads(hang_limits.MEASURED.read_text(encoding="utf-8")), **slowest_cases([key])}
-    hang_limits.MEASURED.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n", encoding="utf-8")
+    hang_limits.store(slowest_cases([key]))
     print(f"wrote {hang_limits.MEASURED.relative_to(REPO_ROOT)} (the template's hang limit, measured: step 3 "
           f"measures your solution's)")
     print(NEXT.format(key=key))

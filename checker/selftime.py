@@ -13,7 +13,6 @@ solution's check through the real worker and splits its wall time into the worke
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -99,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         print(measured)
         if args.write:
             from checker.run import hang_limits
-            stored = {**json.loads(hang_limits.MEASURED.read_text(encoding="utf-8")), **measured}
-            hang_limits.MEASURED.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n", encoding="utf-8")
+            hang_limits.store(measured)
             print(f"wrote {len(measured)} to {hang_limits.MEASURED.name}")
         return 0
     if args.phases:

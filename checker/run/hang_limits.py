@@ -23,6 +23,12 @@ MEASURED = Path(__file__).with_name("slowest_cases.json")
 SLOWEST_CASE_S: dict[str, float] = json.loads(MEASURED.read_text(encoding="utf-8"))
 
 
+def store(measured: dict[str, float]) -> None:
+    """Write these puzzles' measurements into slowest_cases.json, beside the others'."""
+    stored = {**json.loads(MEASURED.read_text(encoding="utf-8")), **measured}
+    MEASURED.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n", encoding="utf-8")
+
+
 def hang_limit(puzzle_key: str, backend: str) -> float:
     """Seconds one case's kernels get on this backend ("interpreter" or "gpu") by default."""
     slowest = SLOWEST_CASE_S.get(puzzle_key)
