@@ -106,6 +106,17 @@ class KernelSource:
                     self._loop_lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         return lineno in self._loop_lines
 
+    def loop_around(self, lineno: int) -> int | None:
+        """The header line of the innermost for or while loop whose body holds this line (None if the
+        line is in no loop's body): where a hang's sampled line sits in a spin loop's body, the loop
+        is what never ends."""
+        tree = tree_of(self.text)
+        if tree is None:
+            return None
+        headers = [node.lineno for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While))
+                   and node.body and node.body[0].lineno <= lineno <= (node.end_lineno or node.lineno)]
+        return max(headers, default=None)
+
     def line_text(self, lineno: int) -> str:
         lines = self.text.splitlines()
         return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""

@@ -57,15 +57,28 @@ def jupyter_server(tmp_path):
                              f"--port={port}", "--ip=127.0.0.1", f"--IdentityProvider.token={token}",
                              f"--ServerApp.root_dir={tmp_path}"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 60
-        while not list(runtime.glob("jpserver-*.json")) and time.monotonic() < deadline:
-            assert proc.poll() is None, "the Jupyter server exited"
-            time.sleep(0.2)
-        yield url, token, runtime
+        yield _serving(proc, runtime, token), token, runtime
     finally:
         stop(proc, 20)
+
+
+def _serving(proc: subprocess.Popen, runtime: Path, token: str) -> str:
+    """The server's URL once it answers. Its port is read from its own server file: when the port we
+    picked was taken in the meantime, jupyter_server moves on to the next free one."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the Jupyter server exited"
+        files = list(runtime.glob("jpserver-*.json"))
+        if files:
+            try:
+                url = f"http://127.0.0.1:{json.loads(files[0].read_text())['port']}/"
+                _api(url, token, "api/status")
+                return url
+            except (OSError, ValueError, KeyError):  # file half written, or not listening yet
+                pass
+        time.sleep(0.2)
+    raise AssertionError("the Jupyter server did not answer within 60 s")
 
 
 def _api(url: str, token: str, path: str, body: dict | None = None, method: str = "GET"):

@@ -155,7 +155,13 @@ def _where_it_hangs(proc: subprocess.Popen, stderr, source: KernelSource) -> str
         return ""
     # faulthandler prints the innermost frame first
     lineno = int(lines[0])
-    return f"{source.describe_line(lineno)}: {source.line_text(lineno)}"
+    where = f"{source.describe_line(lineno)}: {source.line_text(lineno)}"
+    loop = source.loop_around(lineno)
+    if loop is None:
+        return where
+    # the sample lands anywhere in the loop's body; the loop itself is what never ends
+    return (f"{source.describe_line(loop)}: {source.line_text(loop)} "
+            f"(the loop around line {source.learner_line(lineno)}: {source.line_text(lineno)})")
 
 
 class Worker:
