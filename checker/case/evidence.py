@@ -4,6 +4,7 @@ kernel takes and never uses; atomics, a −inf, loads without other=)."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 import torch
@@ -23,7 +24,12 @@ def written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[str
     """Without the sanitizer, what the kernels' text does to each output: a tl.load, tl.store or
     tl.atomic_* whose pointer expression names the output's parameter (z_ptr, dgamma_ptr). An output
     no call names is left out (unknown)."""
-    tree = tree_of(source.text)
+    return {name: set(kinds) for name, kinds in _written_by_text(source.text, tuple(names)).items()}
+
+
+@functools.lru_cache(maxsize=32)  # asked of the same text for every failing case of a check
+def _written_by_text(text: str, names: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    tree = tree_of(text)
     if tree is None:
         return {}
     kinds: dict[str, set[str]] = {}
@@ -38,7 +44,7 @@ def written_by_text(source: KernelSource, names: list[str]) -> dict[str, set[str
         for name in names:
             if any(u == name.lower() or u.startswith(f"{name.lower()}_") for u in used):
                 kinds.setdefault(name, set()).add(kind)
-    return kinds
+    return {name: frozenset(found) for name, found in kinds.items()}
 
 
 def unused_pointers(source: KernelSource, names: list[str], kernels: tuple[str, ...]) -> set[str] | None:

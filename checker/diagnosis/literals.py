@@ -31,20 +31,28 @@ def _tree(text: str) -> ast.Module | None:
 
 
 def _kernels(text: str, names: set[str]) -> dict[str, ast.FunctionDef]:
+    return _kernels_named(text, frozenset(names))
+
+
+# A check asks these questions of the same text for every failing case and every experiment's trial:
+# the answers are kept (the trees are shared and never changed, so a function node is its own key)
+@functools.lru_cache(maxsize=32)
+def _kernels_named(text: str, names: frozenset[str]) -> dict[str, ast.FunctionDef]:
     tree = _tree(text)
     if tree is None:
         return {}
     return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name in names}
 
 
-def _integers(function: ast.FunctionDef) -> list[tuple[int, int]]:
+@functools.lru_cache(maxsize=128)
+def _integers(function: ast.FunctionDef) -> tuple[tuple[int, int], ...]:
     """(value, line) of each integer in the body (the signature's defaults and the docstring left out)."""
     found = []
     for statement in function.body:
         for node in ast.walk(statement):
             if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= SMALLEST:
                 found.append((node.value, node.lineno))
-    return found
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=32)
@@ -71,7 +79,8 @@ def foreign_integers(text: str, kernels: list[str], solution: Path | None) -> di
     return found
 
 
-def _floats(function: ast.FunctionDef) -> list[tuple[float, int]]:
+@functools.lru_cache(maxsize=128)
+def _floats(function: ast.FunctionDef) -> tuple[tuple[float, int], ...]:
     """(value, line) of each float constant in the body other than 0, 1 and their negatives, halves
     and doubles (a scale, an eps, a constant of a formula)."""
     found = []
@@ -79,7 +88,7 @@ def _floats(function: ast.FunctionDef) -> list[tuple[float, int]]:
         for node in ast.walk(statement):
             if isinstance(node, ast.Constant) and type(node.value) is float and abs(node.value) not in COMMON_FLOATS:
                 found.append((node.value, node.lineno))
-    return found
+    return tuple(found)
 
 
 COMMON_FLOATS = (0.0, 0.5, 1.0, 2.0, float("inf"))
@@ -159,10 +168,11 @@ def _differs(meaning: str, value: int, this_case: dict[str, Any]) -> bool:
 NARROW = ("bfloat16", "float16")
 
 
-def _narrowing_lines(function: ast.FunctionDef) -> list[int]:
+@functools.lru_cache(maxsize=128)
+def _narrowing_lines(function: ast.FunctionDef) -> tuple[int, ...]:
     """Lines of the body that name tl.bfloat16 or tl.float16 (a conversion, a dtype=)."""
-    return sorted({node.lineno for statement in function.body for node in ast.walk(statement)
-                   if isinstance(node, ast.Attribute) and node.attr in NARROW})
+    return tuple(sorted({node.lineno for statement in function.body for node in ast.walk(statement)
+                   if isinstance(node, ast.Attribute) and node.attr in NARROW}))
 
 
 @functools.lru_cache(maxsize=32)

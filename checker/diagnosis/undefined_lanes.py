@@ -32,11 +32,12 @@ def unfilled_loads(source: Any) -> list[tuple[str, str]]:
             for kernel, line in _unfilled(source.text)]
 
 
-def _unfilled(text: str) -> list[tuple[str, int]]:
+@functools.lru_cache(maxsize=32)  # asked of the same text for every failing case of a check
+def _unfilled(text: str) -> tuple[tuple[str, int], ...]:
     """(function, line) of each `.load(ptr, mask, ...)` call without other= in the text's functions."""
     tree = tree_of(text)
     if tree is None:
-        return []
+        return ()
     found = []
     for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
         for node in ast.walk(function):
@@ -45,7 +46,7 @@ def _unfilled(text: str) -> list[tuple[str, int]]:
             keywords = {k.arg for k in node.keywords}
             if ("mask" in keywords or len(node.args) >= 2) and "other" not in keywords and len(node.args) < 3:
                 found.append((function.name, node.lineno))
-    return found
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=32)
