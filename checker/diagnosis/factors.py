@@ -55,8 +55,14 @@ def ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Diagn
     if not (abs(c - 1) > 1e-3 and bool(((ratio - c).abs() <= 1e-4 * abs(c) + 1e-12).all())) or c == 0:
         return NO_HINT
     found = _named(c, case)
+    # a factor of two (a count doubled or halved, a term added twice) is the commonest slip, and any size
+    # or parameter that is 2 matches it by chance: none is named for it (a count of blocks still is: a
+    # value added once per block is what the hint below asks)
+    halved_or_doubled = any(abs(abs(c) - k) < 1e-6 * k for k in (2.0, 0.5))
+    if halved_or_doubled:
+        found = [name for name in found if name.startswith("the number of ")]
     whole = next((f"{k:g}" for k in (round(c), 1 / round(1 / c) if abs(c) < 1 else None) if k and abs(k - c) < 1e-6 * abs(c)), "")
-    if not found and (few or not (whole and abs(c) >= 1)):
+    if not found and (few or not (whole and (abs(c) >= 1 or halved_or_doubled))):
         return NO_HINT  # a factor nothing names is no evidence of a constant in the formula
     names = f" (= {found[0]})" if found else ""
     if found and found[0].startswith("the number of "):

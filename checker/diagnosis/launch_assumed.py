@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from checker.diagnosis.model import Diagnosis, Strength, asking
 from checker.diagnosis.written_numbers import COVERAGE
-from checker.puzzle.launch import chosen, reads
+from checker.puzzle.launch import ARGUMENTS, USES, chosen, reads
 from checker.puzzle.model import Case
 
 
@@ -34,6 +34,8 @@ def launch_assumed(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                   if ok.params.get(name) != bad.params.get(name)]
         if not params:
             continue
+        if all(name in ARGUMENTS for name in params):
+            return _argument_assumed(base, ok, bad, params)
         passed = ", ".join(f"{name} = {_value(ok, name)}" for name in params)
         failed = ", ".join(f"{name} = {_value(bad, name)}" for name in params)
         readers = "; ".join(f"{name}: {reads(name)}" for name in params)
@@ -50,6 +52,20 @@ def launch_assumed(results: list[tuple[Case, dict]]) -> Diagnosis | None:
                       code="cases.launch_assumed", strength=Strength.PROOF,
                       data={"params": params, "passed": passed, "failed": failed})
     return None
+
+
+def _argument_assumed(base: str, ok: Case, bad: Case, params: list[str]) -> Diagnosis:
+    """The verdict flipped on an argument's value alone (p27's ignore_index -100, then -1, on the same
+    rows): the kernel uses the value that passes where it should use the argument."""
+    passed = ", ".join(f"{ARGUMENTS[name]} = {_value(ok, name)}" for name in params)
+    failed = ", ".join(f"{ARGUMENTS[name]} = {_value(bad, name)}" for name in params)
+    names = " and ".join(f"`{ARGUMENTS[name]}`" for name in params)
+    uses = "; ".join(f"{ARGUMENTS[name]}: {USES[name]}" for name in params if name in USES)
+    return asking(f"the same case, on the same data, passes with {passed} and fails with {failed} ({base}): only "
+                  f"that value changed, and the kernels get it as an argument. Is {_value(ok, params[0])} written "
+                  f"into a kernel where it should use {names}?" + (f" ({uses}.)" if uses else ""),
+                  "hardcoded", code="cases.argument_assumed", strength=Strength.PROOF,
+                  data={"params": params, "passed": passed, "failed": failed})
 
 
 def _value(case: Case, name: str) -> str:

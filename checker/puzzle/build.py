@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from checker.puzzle.declare import BenchDecl, CaseDecl, PartDecl, Variant
 from checker.puzzle.inputs import TensorInput
+from checker.puzzle.launch import ARGUMENTS
 from checker.puzzle.model import Bench, Case, Output, Part, Pattern, Puzzle, Reference, SpecError, Tolerance
 from checker.puzzle.summaries import generic_summaries
 from checker.puzzle.tolerances import ACCUMULATED_TOLERANCES, EXACT, TOLERANCES
@@ -201,8 +202,10 @@ class DeclaredPuzzle:
         again = []
         for param, values in decl.launches.items():
             for value in values:
+                # a value the launch chooses (a program count), or an argument's value (ignore_index)
+                said = f"with {ARGUMENTS[param]} = {value}" if param in ARGUMENTS else f"launched with {param} = {value}"
                 repeat = dataclasses.replace(decl, values={**decl.values, param: value}, documented=False,
-                                             name=f"{name}, launched with {param} = {value}", launches={},
+                                             name=f"{name}, {said}", launches={},
                                              seed=self._seed(name))
                 again += [dataclasses.replace(c, variation_of=name) for c in self._build_cases([repeat])]
         return again
@@ -227,11 +230,12 @@ class DeclaredPuzzle:
         import torch
         gen = torch.Generator().manual_seed(self._seed(case.name) + seed)
         recipes = {**self.tensors, **self.overrides.get(case.name, {})}
-        sizes = self.sizes(case)
+        # a recipe reads the case's sizes and its parameters (p27's ignore_index marks the ignored rows)
+        sizes = {**case.params, **self.sizes(case)}
         drawn: dict[str, Any] = {}
         for name, recipe in recipes.items():
             if recipe.like is None:
-                dims = tuple({**case.params, **sizes}[n] for n in recipe.names())
+                dims = tuple(sizes[n] for n in recipe.names())
                 drawn[name] = recipe.draw(gen, dims[::-1] if recipe.transposed else dims, sizes)
         later = [n for n, r in recipes.items() if r.like is not None]
         if later:  # upstream gradients take the shape of the forward outputs

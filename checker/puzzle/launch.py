@@ -76,8 +76,19 @@ READS = {"PROGRAMS": "tl.num_programs(0)"}
 CHOSEN = {"PROGRAMS": f"the launch's own choice ({INTERPRETER_PROGRAMS} in the interpreter, a few per SM on a GPU)"}
 
 
+# The case parameters that are a value the kernels receive as an argument, the same on a GPU and in
+# the interpreter, which a kernel must use rather than write in (cases vary them on the same data:
+# case(..., launches={"IGNORE_INDEX": (-1,)})): the kernel argument that carries each, and where a
+# kernel uses it
+ARGUMENTS = {"IGNORE_INDEX": "ignore_index"}
+USES = {"IGNORE_INDEX": "compare the targets with it (target != ignore_index), and fill the padded lanes of "
+                        "the targets' load with it (other=ignore_index)"}
+
+
 def reads(param: str) -> str:
     """What a kernel reads to learn the value of a launch parameter."""
+    if param in ARGUMENTS:
+        return f"its argument {ARGUMENTS[param]}"
     return READS.get(param, f"its argument {param}")
 
 

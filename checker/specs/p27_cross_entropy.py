@@ -2,7 +2,7 @@
 vocabulary blocks, the loss, and dlogits = (softmax − one_hot) · dloss / n, ignore_index and the mean."""
 from checker.puzzle import (TOLERANCES, SummaryPattern, bench, case, custom, next_pow2, out, part, persistent, puzzle,
                             randint, randn, scratch, spread_rows, variant)
-from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
+from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, counted, confident_column, confident_target,
                                                   digits_lost, every_target_ignored, mean_loss, padded_rows_counted,
                                                   padded_zero, with_ignored)
 
@@ -44,7 +44,7 @@ def row_stride(V: int) -> int:
     return V
 
 
-def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V, PROGRAMS):
+def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V, PROGRAMS, IGNORE_INDEX):
     import torch
     f32 = dict(like=logits, dtype=torch.float32)
     n_valid, loss_rows = scratch(1, **f32), scratch(M, **f32)
@@ -59,9 +59,9 @@ def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, B
         x.normal_(generator=torch.Generator(logits.device).manual_seed(0))
         x.as_strided((M, V), (ROW_STRIDE, 1)).copy_(logits)
         g = scratch(size, like=logits)
-    k.ce_count_kernel[(1,)](target, n_valid, M, IGNORE, BLOCK_M=BLOCK_M)
+    k.ce_count_kernel[(1,)](target, n_valid, M, IGNORE_INDEX, BLOCK_M=BLOCK_M)
     k.ce_fwd_bwd_kernel[(programs(logits, M, BLOCK_V, PROGRAMS),)](
-        x, target, dloss, n_valid, loss_rows, g, M, V, ROW_STRIDE, IGNORE, BLOCK_V=BLOCK_V, num_warps=warps(BLOCK_V),
+        x, target, dloss, n_valid, loss_rows, g, M, V, ROW_STRIDE, IGNORE_INDEX, BLOCK_V=BLOCK_V, num_warps=warps(BLOCK_V),
         num_stages=1)
     if g is not dlogits:
         dlogits.copy_(g.as_strided((M, V), (ROW_STRIDE, 1)))
@@ -137,7 +137,8 @@ PUZZLE = puzzle(
     parts=[part("step", "loss and dlogits, a few programs walking the rows", ["ce_count_kernel", "ce_fwd_bwd_kernel"],
                 outputs=[out("loss", dtype="float32", tolerance={"bfloat16": TOLERANCES["float32"]}), "dlogits"],
                 grads={"dlogits": "logits"}, upstream={"loss": "dloss"}, launch=launch)],
-    params={"BLOCK_V": 16, "BLOCK_M": next_pow2("M"), "ROW_STRIDE": row_stride, "PROGRAMS": None},
+    params={"BLOCK_V": 16, "BLOCK_M": next_pow2("M"), "ROW_STRIDE": row_stride, "PROGRAMS": None,
+            "IGNORE_INDEX": IGNORE},
     condition=digits_lost,
     variants=[variant("padded_zero", "fill", "the loss and dlogits match a row sum with one extra exp(0) = 1 per "
                       "padded lane of the last block: load the padded lanes with other=-float(\"inf\") (exp(-inf) = "
@@ -155,7 +156,7 @@ PUZZLE = puzzle(
                       # another bug, whatever its dlogits look like
                       lambda logits, target, dloss: ce(logits, target, dloss, round_p=True)),
               variant("mean_all_rows", "formula", "the loss and dlogits match the mean over all M rows: the mean "
-                      "is over the rows that count, n = how many targets are not ignore_index (-100).",
+                      "is over the rows that count, n = how many targets are not ignore_index.",
                       lambda logits, target, dloss, M: ce(logits, target, dloss, rows=M)),
               variant("no_upstream", "formula", "dlogits matches (softmax − one_hot) / n without the upstream "
                       "gradient: the chain rule multiplies it by dloss (one number, loaded from dloss_ptr).",
@@ -179,7 +180,7 @@ PUZZLE = puzzle(
                SummaryPattern(SPREAD, lambda c: "spread" in c.tags, candidates=("stability", "accumulate")),
                SummaryPattern(NEGATIVE, lambda c: "negative" in c.tags, candidates=("fill", "stability")),
                SummaryPattern(CONFIDENT, lambda c: "confident" in c.tags, candidates=("precision",)),
-               SummaryPattern("only the cases with ignored rows (target = -100) fail: an ignored row adds nothing "
+               SummaryPattern("only the cases with ignored rows (target = ignore_index) fail: an ignored row adds nothing "
                               "to the loss, its gradient row is 0, and the mean divides by the rows that count.",
                               lambda c: "ignored" in c.tags, candidates=("formula", "mask")),
                SummaryPattern("only the cases whose rows lie further apart than V (a row stride) fail: row r starts "
@@ -192,8 +193,9 @@ PUZZLE = puzzle(
            case(M=8, V=300, BLOCK_V=64, launches={"PROGRAMS": (2, 5)}),
            case("confident rows (the target's logit = row max + 10)", M=4, V=50, tags=("confident",),
                 inputs=CONFIDENT_INPUTS),
-           case("ignored rows (every 3rd target = -100)", M=20, V=24, tags=("ignored",),
-                inputs={"target": with_ignored(3)}),
+           # ignore_index -100 (PyTorch's), then -1 on the same rows: a kernel must compare with its argument
+           case("ignored rows (every 3rd target is ignore_index)", M=20, V=24, tags=("ignored",),
+                inputs={"target": with_ignored(3)}, launches={"IGNORE_INDEX": (-1,)}, seed=347430029),
            case("every target ignored: the loss is 0, not 0 / 0", M=3, V=20, tags=("ignored",),
                 inputs={"target": every_target_ignored()}),
            case("large logits (1000 + randn)", M=4, V=24, tags=("large",), inputs={"logits": randn("M V", 1000.0)}),

@@ -3,7 +3,7 @@ rows at a time, in x's dtype and shifted by their column tile's max; the softmax
 logits product's epilogue, one cross-entropy pass, dx = dlogits W and dW = dlogitsᵀ x chunk by chunk."""
 from checker.puzzle import (TOLERANCES, SummaryPattern, Tolerance, bench, case, cdiv, custom, next_pow2, out, part,
                             puzzle, randint, randn, scratch, variant)
-from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, confident_column, confident_target,
+from checker.specs.families.cross_entropy import (CONFIDENT, IGNORE, ce, counted, confident_column, confident_target,
                                                   digits_lost, every_target_ignored, mean_loss, padded_rows_counted,
                                                   padded_zero, with_ignored)
 from checker.specs.families.tiles import blocks_of
@@ -38,7 +38,7 @@ def ce_warps(TILES_PER_STEP: int, TILE_N: int) -> int:
 
 
 def launch(k, x, w, target, dloss, loss, dx, dw, N, H, V, CHUNK, BLOCK_M, TILE_M, TILE_N, TILE_K, GROUP_M,
-           TILES_PER_STEP, NUM_WARPS, NUM_STAGES):
+           TILES_PER_STEP, NUM_WARPS, NUM_STAGES, IGNORE_INDEX):
     """The count, then per chunk of rows: its shifted logits and softmax partials, its loss and
     gradient (in place), dx, dw (stored by the first chunk, added by the others)."""
     import torch
@@ -52,7 +52,7 @@ def launch(k, x, w, target, dloss, loss, dx, dw, N, H, V, CHUNK, BLOCK_M, TILE_M
     gemm = dict(BLOCK_M=TILE_M, BLOCK_N=TILE_N, BLOCK_K=TILE_K, GROUP_M=GROUP_M, num_warps=NUM_WARPS,
                 num_stages=NUM_STAGES)
     w_rows, w_cols = blocks_of(w, TILE_N, TILE_K), blocks_of(w, TILE_K, TILE_N)  # for x wᵀ; for g w
-    k.chunk_count_kernel[(1,)](target, n_valid, N, IGNORE, BLOCK_M=BLOCK_M)
+    k.chunk_count_kernel[(1,)](target, n_valid, N, IGNORE_INDEX, BLOCK_M=BLOCK_M)
     for start in range(0, N, CHUNK):
         rows = min(CHUNK, N - start)
         # a chunk of x starts start * H elements in: 16-byte aligned when each row is
@@ -62,7 +62,7 @@ def launch(k, x, w, target, dloss, loss, dx, dw, N, H, V, CHUNK, BLOCK_M, TILE_M
             blocks_of(x_c, TILE_M, TILE_K), w_rows, target_c, z_c, tile_max, tile_sum, tile_target, rows, V, H,
             **gemm)
         k.chunk_ce_kernel[(rows,)](z_c, tile_max, tile_sum, tile_target, target_c, dloss, n_valid,
-                                   loss_rows[start:start + rows], V, tiles, IGNORE, TILE_N=TILE_N,
+                                   loss_rows[start:start + rows], V, tiles, IGNORE_INDEX, TILE_N=TILE_N,
                                    BLOCK_T=pow2_at_least(tiles), TILES_PER_STEP=TILES_PER_STEP,
                                    num_warps=ce_warps(TILES_PER_STEP, TILE_N))
         k.chunk_matmul_kernel[(cdiv(rows, TILE_M) * cdiv(H, TILE_N),)](
@@ -118,7 +118,7 @@ def telling(p_bug, p):
 def from_p(x, w, target, dloss, p):
     """dx and dw of a gradient whose softmax is p (the one-hot, the mask and the scale as the page's)."""
     import torch
-    valid = target != IGNORE
+    valid = counted(target)
     one_hot = torch.zeros_like(p).scatter_(1, torch.where(valid, target, 0).long()[:, None], 1.0)
     g = (p - one_hot) * valid[:, None] * (dloss / valid.sum().clamp(min=1))  # no row counted: 0
     return {"dx": g @ w, "dw": g.T @ x}
@@ -152,7 +152,7 @@ def target_logit_shifted(x, w, target, dloss, TILE_N):
     right (a kernel whose dx or dw is wrong as well has another bug)."""
     import torch
     logits = x @ w.T
-    valid = target != IGNORE
+    valid = counted(target)
     safe = torch.where(valid, target, 0).long()[:, None]
     shift = tile_maxima(logits, TILE_N).gather(1, safe)[:, 0]
     right = fused(x, w, target, dloss)
@@ -163,7 +163,7 @@ def ignored_not_zeroed(x, w, target, dloss):
     """An ignored row's gradient row left at softmax · dloss / n (the scale not zeroed there)."""
     import torch
     logits = x @ w.T
-    valid = target != IGNORE
+    valid = counted(target)
     one_hot = torch.zeros_like(logits).scatter_(1, torch.where(valid, target, 0).long()[:, None], 1.0)
     g = (logits.softmax(1) - one_hot * valid[:, None]) * (dloss / valid.sum().clamp(min=1))
     return {"dx": g @ w, "dw": g.T @ x}
@@ -304,7 +304,7 @@ PUZZLE = puzzle(
                          out("dw", dtype="float32", tolerance=BF16_DW)],
                 grads={"dx": "x", "dw": "w"}, upstream={"loss": "dloss"}, launch=launch)],
     params={"CHUNK": 8, "BLOCK_M": next_pow2("N"), "TILE_M": 16, "TILE_N": 32, "TILE_K": 16, "GROUP_M": 2,
-            "TILES_PER_STEP": 2, "NUM_WARPS": 4, "NUM_STAGES": 2},
+            "TILES_PER_STEP": 2, "NUM_WARPS": 4, "NUM_STAGES": 2, "IGNORE_INDEX": IGNORE},
     blocks={"N": "CHUNK", "V": "TILE_N", "H": "TILE_K"},
     condition=gradient_digits,
     variants=[variant("dw_last_chunk", "accumulate", "dw matches the last chunk's share alone: each chunk after the "
@@ -334,11 +334,11 @@ PUZZLE = puzzle(
                       "row's p_target = 1 − 1e-4 rounds to 1.0 and its gradient to 0. Subtract 1 from the fp32 p "
                       "and round once, at the store.", only(("dx", "dw"), lambda x, w, target, dloss: fused(
                           x, w, target, dloss, round_p=True))),
-              variant("ignored_not_zeroed", "mask", "dx and dw match a gradient whose ignored rows (target = -100) "
+              variant("ignored_not_zeroed", "mask", "dx and dw match a gradient whose ignored rows (target = ignore_index) "
                       "hold softmax · dloss / n: an ignored row's gradient row is 0 (its scale is 0, not dloss / n).",
                       ignored_not_zeroed),
               variant("mean_all_rows", "formula", "the loss, dx and dw match the mean over all N rows: the mean is "
-                      "over the rows that count (target != -100).",
+                      "over the rows that count (target != ignore_index).",
                       lambda x, w, target, dloss, N: fused(x, w, target, dloss, rows=N)),
               variant("no_upstream", "formula", "dx and dw match a gradient without the upstream dloss: the chain "
                       "rule multiplies (softmax − one_hot) / n by dloss.",
@@ -357,7 +357,7 @@ PUZZLE = puzzle(
                               "first add its share to dw (ACCUMULATE: read, add, store) rather than store it, and "
                               "does each chunk start at its own rows?",
                               lambda c: c.sizes["N"] > c.params["CHUNK"], candidates=("accumulate", "address")),
-               SummaryPattern("only the cases with ignored rows (target = -100) fail: an ignored row adds nothing "
+               SummaryPattern("only the cases with ignored rows (target = ignore_index) fail: an ignored row adds nothing "
                               "to the loss, its gradient row is 0, and the mean divides by the rows that count.",
                               lambda c: "ignored" in c.tags, candidates=("formula", "mask")),
                SummaryPattern(CONFIDENT, lambda c: "confident" in c.tags, candidates=("precision",)),
@@ -384,8 +384,9 @@ PUZZLE = puzzle(
            case(N=24, H=20, V=36, TILE_M=32, TILE_N=16, TILE_K=16, TILES_PER_STEP=4),
            case(N=40, H=64, V=48, TILE_M=16, TILE_N=32, TILE_K=64, CHUNK=16),
            case(N=40, H=48, V=80, CHUNK=48, TILE_M=16, TILE_N=64, TILE_K=32),  # a chunk of 3 row tiles
-           case("ignored rows (every 3rd target = -100)", N=24, H=24, V=50, tags=("ignored",),
-                inputs={"target": with_ignored(3, "N")}),
+           # ignore_index -100 (PyTorch's), then -1 on the same rows: a kernel must compare with its argument
+           case("ignored rows (every 3rd target is ignore_index)", N=24, H=24, V=50, tags=("ignored",),
+                inputs={"target": with_ignored(3, "N")}, launches={"IGNORE_INDEX": (-1,)}, seed=3712011198),
            case("every target ignored: the loss is 0, not 0 / 0", N=8, H=16, V=20, tags=("ignored",),
                 inputs={"target": every_target_ignored("N")}),
            case("small logits (w: 0.05·randn): tile maxima near 0", N=12, H=24, V=40,

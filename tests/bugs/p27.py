@@ -19,6 +19,13 @@ COUNT = "tl.sum((target != ignore_index).to(tl.int32), axis=0)"
 NOT_ATOMICS = ("atomic", "race", "lost")
 
 PINNED = [
+    Bug("ignore_index_written_in", "step",
+        (("!= ignore_index", "!= -100", 3),),
+        cause="hardcoded", named="candidates",
+        reasons=(("passes with ignore_index = -100 and fails with ignore_index = -1",), ("`ignore_index`",)),
+        not_causes=("atomic",),
+        notes="PyTorch's default written in where the kernels get ignore_index: right on every case whose "
+              "ignored rows are -100, wrong where the same rows are marked -1", code='cases.argument_assumed'),
     Bug("padded_lanes_load_zero", "step",
         ((PASS1_LOAD, PASS1_LOAD.replace('other=-float("inf")', "other=0.0"), 1),),
         cause="fill",

@@ -42,6 +42,13 @@ PARTIALS_PER_STEP = """    m_row = -float("inf")
 """
 
 PINNED = [
+    Bug("ignore_index_written_in", "step",
+        (("!= ignore_index", "!= -100", 3),),
+        cause="hardcoded", named="candidates",
+        reasons=(("passes with ignore_index = -100 and fails with ignore_index = -1",), ("`ignore_index`",)),
+        not_causes=("atomic",),
+        notes="PyTorch's default written in where the kernels get ignore_index: right on every case whose "
+              "ignored rows are -100, wrong where the same rows are marked -1", code='cases.argument_assumed'),
     Bug("shift_not_added_back", "step",
         ((P, "        p = tl.exp(stored - lse)\n", 1),),
         cause="formula",

@@ -4,7 +4,15 @@ ignored rows and confident rows. torch is imported inside the functions.
 """
 from checker.puzzle import custom
 
-IGNORE = -100  # ignore_index: a target that adds nothing to the loss
+IGNORE = -100  # ignore_index as PyTorch's default and the statements have it: a row that adds nothing
+
+
+def counted(target):
+    """The rows that count: a target that is a class (0 <= t < V). Every case marks its ignored rows
+    with its ignore_index, which is negative: -100, or -1 in the case launched again with
+    IGNORE_INDEX = -1 (a kernel must compare with the argument it gets, not with -100 written in).
+    So the float64 side needs no ignore_index of its own."""
+    return target >= 0
 
 
 def mean_loss(logits, target):
@@ -12,8 +20,11 @@ def mean_loss(logits, target):
     target ignore_index). PyTorch's mean is 0 / 0 = NaN there; its gradient is 0 all the same. A
     batch of padding alone then adds nothing to a training step, instead of a NaN that spreads."""
     import torch.nn.functional as F
-    n = (target != IGNORE).sum().clamp(min=1)
-    return F.cross_entropy(logits, target, ignore_index=IGNORE, reduction="sum").reshape(1) / n
+    import torch
+    valid = counted(target)
+    n = valid.sum().clamp(min=1)
+    return F.cross_entropy(logits, torch.where(valid, target, IGNORE), ignore_index=IGNORE,
+                           reduction="sum").reshape(1) / n
 
 
 def ce(logits, target, dloss, *, pad: int = 0, rows=None, upstream: bool = True, sign: float = 1.0,
@@ -22,7 +33,7 @@ def ce(logits, target, dloss, *, pad: int = 0, rows=None, upstream: bool = True,
     logit 0 in the sum, the mean over `rows` instead of the counted ones, no upstream factor, the
     sign reversed, p rounded to bf16 before the − 1, or another logsumexp."""
     import torch
-    valid = target != IGNORE
+    valid = counted(target)
     n = torch.as_tensor(valid.sum() if rows is None else rows).clamp(min=1)  # none counted: 0 (mean_loss)
     if lse is None:
         lse = (logits.exp().sum(1) + pad).log() if pad else logits.logsumexp(1)
@@ -52,7 +63,7 @@ def padded_zero(logits, target, dloss, V, BLOCK_V):
 
 def padded_rows_counted(logits, target, dloss, M, BLOCK_M):
     """The count's padded lanes load a real class (0, say): each counts as a row."""
-    return ce(logits, target, dloss, rows=(target != IGNORE).sum() + (-M % BLOCK_M))
+    return ce(logits, target, dloss, rows=counted(target).sum() + (-M % BLOCK_M))
 
 
 def digits_lost(logits, target, dloss) -> float:
@@ -63,7 +74,7 @@ def digits_lost(logits, target, dloss) -> float:
     import torch
     g = ce(logits, target, dloss)["dlogits"]
     rms = float(g.pow(2).mean().sqrt()) if g.numel() else 0.0
-    n = max(int((target != IGNORE).sum()), 1)
+    n = max(int(counted(target).sum()), 1)
     unit = max(1.0, float(logits.abs().max())) * float(dloss.abs().max()) / n
     return max(1.0, unit / rms) if rms > 0 else 1.0
 
@@ -72,8 +83,8 @@ def every_target_ignored(rows: str = "M"):
     """Every target ignore_index: no row counts, and the loss and its gradient are 0 (mean_loss)."""
     def draw(gen, dims, sizes):
         import torch
-        return torch.full(dims, IGNORE, dtype=torch.int64)
-    return custom(rows, draw, dtype="int32", note=f"every target ignored ({IGNORE})")
+        return torch.full(dims, sizes.get("IGNORE_INDEX", IGNORE), dtype=torch.int64)
+    return custom(rows, draw, dtype="int32", note="every target ignore_index")
 
 
 def with_ignored(every: int, rows: str = "M"):
@@ -81,9 +92,9 @@ def with_ignored(every: int, rows: str = "M"):
     def draw(gen, dims, sizes):
         import torch
         target = torch.randint(0, sizes["V"], dims, generator=gen, dtype=torch.int64)
-        target[1::every] = IGNORE
+        target[1::every] = sizes.get("IGNORE_INDEX", IGNORE)
         return target
-    return custom(rows, draw, dtype="int32", note=f"every {every}th row from row 1 ignored ({IGNORE})")
+    return custom(rows, draw, dtype="int32", note=f"every {every}th row from row 1 ignore_index")
 
 
 def confident_column(row: int, V: int) -> int:
