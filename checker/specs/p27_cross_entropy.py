@@ -44,7 +44,8 @@ def row_stride(V: int) -> int:
     return V
 
 
-def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V, PROGRAMS, IGNORE_INDEX):
+def launch(k, logits, target, dloss, loss, dlogits, M, V, ROW_STRIDE, BLOCK_M, BLOCK_V, PROGRAMS,
+           IGNORE_INDEX=IGNORE):
     import torch
     f32 = dict(like=logits, dtype=torch.float32)
     n_valid, loss_rows = scratch(1, **f32), scratch(M, **f32)

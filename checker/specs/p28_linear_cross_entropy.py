@@ -38,7 +38,7 @@ def ce_warps(TILES_PER_STEP: int, TILE_N: int) -> int:
 
 
 def launch(k, x, w, target, dloss, loss, dx, dw, N, H, V, CHUNK, BLOCK_M, TILE_M, TILE_N, TILE_K, GROUP_M,
-           TILES_PER_STEP, NUM_WARPS, NUM_STAGES, IGNORE_INDEX):
+           TILES_PER_STEP, NUM_WARPS, NUM_STAGES, IGNORE_INDEX=IGNORE):
     """The count, then per chunk of rows: its shifted logits and softmax partials, its loss and
     gradient (in place), dx, dw (stored by the first chunk, added by the others)."""
     import torch
