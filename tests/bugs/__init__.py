@@ -96,6 +96,17 @@ def summed_without_other(part: str, load: str) -> Bug:
                      "its registers held")
 
 
+def ignore_index_written_in(part: str) -> Bug:
+    """The bug of a cross-entropy kernel that compares the targets with PyTorch's default -100 where
+    it gets ignore_index (p27, p28): right on every case whose ignored rows are -100, wrong where the
+    same rows are marked -1 (the case launched again with IGNORE_INDEX = -1)."""
+    return Bug("ignore_index_compared_with_minus_100", part, (("!= ignore_index", "!= -100", 3),), cause="hardcoded",
+               named="candidates",
+               reasons=(("passes with ignore_index = -100 and fails with ignore_index = -1",), ("`ignore_index`",)),
+               not_causes=("atomic",), code="cases.argument_assumed",
+               notes="PyTorch's default written in where the kernels get ignore_index")
+
+
 @dataclass(frozen=True)
 class Right:
     """A correct kernel written differently from the reference: it must pass."""

@@ -4,7 +4,7 @@ means: tests/bugs/__init__.py."""
 from pathlib import Path
 
 from bugs.reasons import RESCALE_DROPPED
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, ignore_index_written_in
 
 PASS1_LOAD = 'x = tl.load(x_row + cols, mask=cols < V, other=-float("inf"),'
 RESCALE = "            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)\n"
@@ -19,13 +19,7 @@ COUNT = "tl.sum((target != ignore_index).to(tl.int32), axis=0)"
 NOT_ATOMICS = ("atomic", "race", "lost")
 
 PINNED = [
-    Bug("ignore_index_written_in", "step",
-        (("!= ignore_index", "!= -100", 3),),
-        cause="hardcoded", named="candidates",
-        reasons=(("passes with ignore_index = -100 and fails with ignore_index = -1",), ("`ignore_index`",)),
-        not_causes=("atomic",),
-        notes="PyTorch's default written in where the kernels get ignore_index: right on every case whose "
-              "ignored rows are -100, wrong where the same rows are marked -1", code='cases.argument_assumed'),
+    ignore_index_written_in("step"),
     Bug("padded_lanes_load_zero", "step",
         ((PASS1_LOAD, PASS1_LOAD.replace('other=-float("inf")', "other=0.0"), 1),),
         cause="fill",

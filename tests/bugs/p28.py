@@ -2,7 +2,7 @@
 tests/test_contract.py pins (PINNED) and the correct kernels it passes (PASSING), the mutants no
 check can catch (EQUIVALENT). What each list means: tests/bugs/__init__.py."""
 from bugs.reasons import RESCALE_DROPPED
-from bugs import Bug, Kernel, Right
+from bugs import Bug, Kernel, Right, ignore_index_written_in
 from bugs.reasons import MASKED_OUT, PROMOTED
 
 EPILOGUE_MASK = '    z = tl.where(col_ok[None, :], acc, -float("inf"))\n'
@@ -42,13 +42,7 @@ PARTIALS_PER_STEP = """    m_row = -float("inf")
 """
 
 PINNED = [
-    Bug("ignore_index_written_in", "step",
-        (("!= ignore_index", "!= -100", 3),),
-        cause="hardcoded", named="candidates",
-        reasons=(("passes with ignore_index = -100 and fails with ignore_index = -1",), ("`ignore_index`",)),
-        not_causes=("atomic",),
-        notes="PyTorch's default written in where the kernels get ignore_index: right on every case whose "
-              "ignored rows are -100, wrong where the same rows are marked -1", code='cases.argument_assumed'),
+    ignore_index_written_in("step"),
     Bug("shift_not_added_back", "step",
         ((P, "        p = tl.exp(stored - lse)\n", 1),),
         cause="formula",
