@@ -44,7 +44,7 @@ def summary_hints(puzzle: Puzzle, results: list[tuple[Case, dict]], finding: Fin
     passing = [case for case, r in results if r.get("status") == "pass"]
     if not failing:
         return []
-    launched = launch_assumed(results)
+    launched = launch_assumed(results, finding.written if finding is not None else None)
     if launched:
         # an experiment the cases make themselves (one launch value flips the verdict), shown first; the
         # kinds of cases that fail are read from the cases as declared, without their launches again

@@ -8,9 +8,15 @@ launch's value alone: the kernel assumes one (a loop stepping by 3 where tl.num_
 That is an experiment, not a correlation: the hint names the cause, the pair that decides it, and
 what the kernel should read (checker/puzzle/launch.py READS).
 
+A value the kernels get as an argument (p27's ignore_index, launch.py ARGUMENTS) is varied the same
+way, but its verdict flipping is weaker evidence: a kernel that reads memory at that value flips too.
+There the hint asks only where the kernels write the passing value as a number.
+
 Pure Python, so the report can use it without torch.
 """
 from __future__ import annotations
+
+from typing import Any, Mapping
 
 from checker.diagnosis.model import Diagnosis, Strength, asking
 from checker.diagnosis.written_numbers import COVERAGE
@@ -18,10 +24,13 @@ from checker.puzzle.launch import ARGUMENTS, USES, chosen, reads
 from checker.puzzle.model import Case
 
 
-def launch_assumed(results: list[tuple[Case, dict]]) -> Diagnosis | None:
+def launch_assumed(results: list[tuple[Case, dict]], written: Mapping[str, Any] | None = None) -> Diagnosis | None:
     """results: (case, its case_result event). The first family of cases (one case and its launches
-    again) where one passes and another fails, worded by the launch parameters they differ in."""
+    again) where one passes and another fails, worded by the launch parameters they differ in.
+    written: the numbers the learner's kernels write that the solution's do not (the experiment's
+    Finding.written; None where no experiment ran)."""
     families: dict[str, list[tuple[Case, bool]]] = {}
+    statuses = {case.name: result.get("status") for case, result in results}
     for case, result in results:
         families.setdefault(case.variation_of or case.name, []).append((case, result.get("status") == "pass"))
     for base, family in families.items():
@@ -35,7 +44,13 @@ def launch_assumed(results: list[tuple[Case, dict]]) -> Diagnosis | None:
         if not params:
             continue
         if all(name in ARGUMENTS for name in params):
-            return _argument_assumed(base, ok, bad, params)
+            # an argument's value decides the verdict, but that alone does not say it is written in: a
+            # kernel that reads memory at the value (a target's logit loaded unmasked) fails at one value
+            # and not the other too. Asked only where the kernels write the value that passes and the
+            # other value gives wrong numbers, not a fault of its own
+            if statuses.get(bad.name) == "fail" and _writes(written, [ok.params.get(n) for n in params]):
+                return _argument_assumed(base, ok, bad, params)
+            continue
         passed = ", ".join(f"{name} = {_value(ok, name)}" for name in params)
         failed = ", ".join(f"{name} = {_value(bad, name)}" for name in params)
         readers = "; ".join(f"{name}: {reads(name)}" for name in params)
@@ -66,6 +81,12 @@ def _argument_assumed(base: str, ok: Case, bad: Case, params: list[str]) -> Diag
                   f"into a kernel where it should use {names}?" + (f" ({uses}.)" if uses else ""),
                   "hardcoded", code="cases.argument_assumed", strength=Strength.PROOF,
                   data={"params": params, "passed": passed, "failed": failed})
+
+
+def _writes(written: Mapping[str, Any] | None, values: list[Any]) -> bool:
+    """Whether the learner's kernels write one of these numbers (its magnitude: -100 is written as
+    the number 100, negated)."""
+    return bool(written) and any(isinstance(v, int) and str(abs(v)) in written for v in values)
 
 
 def _value(case: Case, name: str) -> str:
