@@ -66,14 +66,6 @@ def pytest_addoption(parser):
                           "among the rest of the suite: a flaky test shows under load, not alone")
 
 
-def pytest_xdist_auto_num_workers(config):
-    """`-n auto` (the README's command) starts one worker more than the machine has cores: about a
-    tenth of the suite is waiting (a hang stopped at its limit, a server starting, a page loading in
-    the browser), and on 2 cores the extra worker fills those waits. (The GPU suite names its own
-    count, -n 8.)"""
-    return (os.cpu_count() or 1) + 1
-
-
 def pytest_generate_tests(metafunc):
     """--repeat-module tests/test_server.py:50: each test of that file N times, each a test of its own
     (so pytest-xdist spreads the repeats among the rest of the suite)."""
