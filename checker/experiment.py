@@ -106,6 +106,11 @@ class Experiment:
         self.chain: list[Trial] = []             # the failing cases the shrinking kept, in order
         self.unfair: dict[str, set] = {}         # size -> values at which the reference solution failed
         self.repeated: dict[tuple[str, int], bool | None] = {}  # (case, seed offset) -> failed there
+        # the dtype or inputs whose change made a failing case of the chain pass: held from then on, for a
+        # case that still fails with it changed fails for another reason (a row of one value near 1000,
+        # whose variance is 0, where a GPU's fused multiply-add leaves x²'s rounding): the search would
+        # slip from the failure it started from to that one. Kept as a pair the report may show.
+        self.held: dict[str, dict] = {}          # property -> {"at": chain change, "change": step, "case": Case}
 
     # -- running one derived case ---------------------------------------------------------------
     def trial(self, change: Mapping[str, Any]) -> Trial | None:
@@ -147,10 +152,13 @@ class Experiment:
         change: dict = {}
         case = self.start
         while True:
-            for step in simpler(self.puzzle, case, self.unfair):
+            for step in simpler(self.puzzle, case, self.unfair, hold=self.held):
                 found = self.trial({**change, **step})
                 if found is None:
                     break
+                prop = next(iter(step))
+                if found.verdict == "pass" and prop in HELD and prop not in self.held:
+                    self.held[prop] = {"at": dict(change), "change": dict(step), "case": found.case}
                 if found.verdict == "unfair":
                     for name, value in step.items():
                         self.unfair.setdefault(name, set()).add(value)
@@ -213,6 +221,15 @@ class Experiment:
             case = entry.pop("_case")
             if all(self.repeat(case, offset) is False for offset in REPEATS):
                 kept.append(entry)
+        # a held property whose change does not make the smallest case pass: its pair on the way (a
+        # larger case of the chain that passes with it changed) is the evidence that it decides
+        for prop, flip in self.held.items():
+            if any(entry["property"] == prop for entry in kept) or flip["at"] == self.smallest:
+                continue
+            if all(self.repeat(flip["case"], offset) is False for offset in REPEATS):
+                case = flip["case"]
+                kept.append({"property": prop, "change": _jsonable(flip["change"]), "case": case.name,
+                             "dims": case.dims, "dtype": case.dtype, "at": _jsonable(flip["at"])})
         return kept
 
     def report(self, part: str) -> dict:
@@ -242,16 +259,21 @@ def _volume(sizes: Mapping[str, int]) -> int:
     return math.prod(sizes.values()) if sizes else 1
 
 
-def simpler(puzzle: Puzzle, case: Case, avoid: Mapping[str, set] | None = None) -> list[dict]:
+HELD = ("dtype", "inputs")  # the properties a passing change holds for the rest of the shrinking
+
+
+def simpler(puzzle: Puzzle, case: Case, avoid: Mapping[str, set] | None = None,
+            hold: Mapping[str, Any] = {}) -> list[dict]:
     """The single changes toward a simpler case, the most aggressive first: float32 for bfloat16,
     the puzzle's plain inputs for the case's own, then each size toward 1 and toward one block (a
     size no block covers, only toward values the puzzle declares for it). Values the puzzle declares
     for a size come before others of the same size (its kernels are known to take them); avoid: the
-    values of each size already found unfair (the reference solution fails them)."""
+    values of each size already found unfair (the reference solution fails them); hold: the properties
+    left as they are (a change of them made a larger case of the chain pass)."""
     steps: list[dict] = []
-    if case.dtype != "float32":
+    if case.dtype != "float32" and "dtype" not in hold:
         steps.append({"dtype": "float32"})
-    if "recipe" in case.tags:
+    if "recipe" in case.tags and "inputs" not in hold:
         steps.append({"inputs": "plain"})
     sizes = _sizes(puzzle, case)
     by_volume = []

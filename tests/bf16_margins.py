@@ -58,8 +58,9 @@ def ratios(puzzle, text: str, parts: list[str], backend: str) -> dict[tuple[str,
     an output never written: inf)."""
     from checker.run.session import run_check
     from checker.source import from_text
+    # the verdicts' figures alone: no experiments (each derived case is a compile on a GPU)
     report = run_check(puzzle, parts, from_text(text, "kernels.py"), backend=backend, in_process=True,
-                       write=lambda line: None)
+                       write=lambda line: None, experiments=False)
     found = {}
     for result in report.results:
         if result.get("dtype") != "bfloat16":

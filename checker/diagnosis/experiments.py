@@ -21,11 +21,14 @@ SHOWN_NEIGHBOURS = 3  # passing neighbours named in the report
 
 @dataclass(frozen=True)
 class Neighbour:
-    """A case one declared property away from the smallest failing case, that passes."""
+    """A case one declared property away from a failing case, that passes: the smallest failing case,
+    or (base) a larger case the shrinking went through, where the dtype or the inputs flipped the
+    verdict there and not at the smallest case."""
     prop: str                  # a size or a parameter by name, "dtype" or "inputs"
     case: Case
     before: Any
     after: Any
+    base: Case | None = None   # the failing case it differs from, where not the smallest
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Finding:
         """A pair shows what `selects` picks out decides the verdict: it selects the failing case and
         not a passing one that differs from it in one property."""
         try:
-            return selects(self.smallest) and any(not selects(n.case) for n in self.passing)
+            return any(selects(n.base or self.smallest) and not selects(n.case) for n in self.passing)
         except (KeyError, TypeError, AttributeError):
             return False
 
@@ -55,7 +58,7 @@ class Finding:
         """A pair shows a kind of case decides the verdict where the kind is per size ("tail": some
         size's last block partly filled): the size the pair changes has the kind in the failing case
         (tail_M) and not in the passing one. (The other sizes, unchanged, may have it in both.)"""
-        return any(f"{tag}_{n.prop}" in self.smallest.tags and f"{tag}_{n.prop}" not in n.case.tags
+        return any(f"{tag}_{n.prop}" in (n.base or self.smallest).tags and f"{tag}_{n.prop}" not in n.case.tags
                    for n in self.passing)
 
     def neighbour(self, prop: str) -> Neighbour | None:
@@ -73,9 +76,14 @@ def read(puzzle: Puzzle, event: dict, backend: str = "") -> Finding | None:
         smallest = puzzle.derive(start, event["smallest"]) if event["smallest"] else start
         passing = []
         for entry in event.get("passing", []):
-            case = puzzle.derive(start, {**event["smallest"], **entry["change"]})
-            prop = entry["property"]
-            passing.append(Neighbour(prop, case, _value(smallest, prop, puzzle), _value(case, prop, puzzle)))
+            prop, at = entry["property"], entry.get("at")
+            if at is None:
+                case = puzzle.derive(start, {**event["smallest"], **entry["change"]})
+                passing.append(Neighbour(prop, case, _value(smallest, prop, puzzle), _value(case, prop, puzzle)))
+                continue
+            base = puzzle.derive(start, at) if at else start
+            case = puzzle.derive(start, {**at, **entry["change"]})
+            passing.append(Neighbour(prop, case, _value(base, prop, puzzle), _value(case, prop, puzzle), base))
     except Exception:  # noqa: BLE001 (a declaration changed under a warm worker: no finding)
         return None
     return Finding(event["part"], backend, smallest, event.get("smallest_result"), tuple(passing),
@@ -178,6 +186,16 @@ def sentences(finding: Finding, puzzle: Puzzle) -> list[str]:
             + (f" — {what}" if what else ""))
     lines = [head]
     for n in finding.passing[:SHOWN_NEIGHBOURS]:
+        if n.base is not None:
+            declared = any(c.name == n.base.name for c in puzzle.cases())
+            sizes = settings(n.base, puzzle).split(", inputs of “")[0]  # the name says whose inputs
+            base = f"“{n.base.name}” ({sizes})" if declared else settings(n.base, puzzle)
+            lines.append(f"before it was made smaller, {base} passed "
+                         + (f"in {n.after} (only the dtype changed): there its {n.before} decides it"
+                            if n.prop == "dtype" else
+                            "with the puzzle's plain random inputs (only the inputs changed): there its own inputs "
+                            "decide it"))
+            continue
         if n.prop == "dtype":
             lines.append(f"the same case in {n.after} passes: only the {n.before} case fails")
             continue

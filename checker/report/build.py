@@ -85,7 +85,10 @@ class ReportBuilder:
             "what_failed": experiments.what_failed(finding.result),
             "nearest_passing": [{"property": n.prop, "from": n.before, "to": n.after,
                                  "case": experiments.settings(n.case, self.puzzle),
-                                 "why": experiments.why_it_differs(n, finding, self.puzzle)} for n in finding.passing],
+                                 "why": experiments.why_it_differs(n, finding, self.puzzle),
+                                 # a pair on the way: the larger failing case it differs from
+                                 **({"failing_case": experiments.settings(n.base, self.puzzle)} if n.base else {})}
+                                for n in finding.passing],
             "minimal": finding.minimal, "stopped": finding.stopped, "trials": finding.trials,
             "seconds": finding.seconds})
         return finding
