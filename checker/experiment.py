@@ -173,12 +173,18 @@ class Experiment:
         # a failure that does not hold on other inputs of the same sizes is the inputs' chance (one
         # random value near 0 in a row of one): step back to the last one that holds
         self.allowed = REPEAT_TRIALS
-        self.deadline = self.began + self.budget
+        self.deadline = self._repeats_deadline()
         while self.chain and not all(self.repeat(self.chain[-1].case, offset) for offset in REPEATS):
             self.chain.pop()
         if self.chain:
             self.smallest, self.smallest_case = self.chain[-1].change, self.chain[-1].case
             self.smallest_result = self.chain[-1].result
+
+    def _repeats_deadline(self) -> float:
+        """The repeats' end: the budget's, or their own share of it from now where the phase before ran
+        past its end (a case that cannot be cut short, as in a notebook's process, runs to its end):
+        a pair found is worth its repeat, which runs a small case."""
+        return max(self.began + self.budget, time.perf_counter() + (1 - NEIGHBOURS_UNTIL) * self.budget)
 
     def repeat(self, case: Case, offset: int) -> bool | None:
         """Whether the case fails on the inputs of another seed (None: not run, the budget is spent)."""
@@ -215,7 +221,7 @@ class Experiment:
                                           "dims": trial.case.dims, "dtype": trial.case.dtype, "_case": trial.case})
         # a pass that does not hold on other inputs is no pair: each one shown is run again
         self.allowed = REPEAT_TRIALS
-        self.deadline = self.began + self.budget
+        self.deadline = self._repeats_deadline()
         kept = []
         for _, entry in sorted(found.values(), key=lambda item: item[0]):
             case = entry.pop("_case")
