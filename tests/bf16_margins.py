@@ -5,6 +5,8 @@ and how far past it the roundings the pages name as bugs land.
     python tests/bf16_margins.py p27 p30 p31        # some puzzles
     python tests/bf16_margins.py p30 --write        # and write each puzzle's figures into its spec
     python tests/bf16_margins.py p30 --interpreter  # a dry run on the CPU's small bf16 cases (no GPU)
+    python tests/bf16_margins.py --from-output RUN.txt --device "NVIDIA H100 80GB HBM3" --date 2026-12-07 --write
+                                                    # a GPU run's printed tables, written into the specs here
 
 For each puzzle, every correct kernel (the solution, tests/bugs/pNN.py's PASSING and RIGHT) and every
 named rounding (its PINNED and MEASURED bugs of cause "precision" that round to, or keep a value in,
@@ -70,6 +72,8 @@ def ratios(puzzle, text: str, parts: list[str], backend: str) -> dict[tuple[str,
             continue
         for c in result.get("comparisons", []):
             ratio = c.get("worst_ratio")
+            if ratio != ratio and c.get("ok"):
+                ratio = 0.0  # an exact output (no tolerance) matched: 0 / 0, none of its tolerance used
             found[(result["part"], result["case"], c["label"])] = math.inf if ratio is None or ratio != ratio else ratio
     return found
 
@@ -118,13 +122,13 @@ def table(puzzle, rows: list[dict], named: list[dict]) -> list[str]:
     return lines
 
 
-def comment(puzzle, rows: list[dict], named: list[dict], device: str) -> list[str]:
+def comment(puzzle, rows: list[dict], named: list[dict], device: str, date: str = "") -> list[str]:
     """The spec's comment block: per output, the worst correct kernel; each named rounding's worst."""
-    lines = [f"{HEADER}, {device}, {datetime.date.today().isoformat()}: max |error| / tolerance on the",
+    lines = [f"{HEADER}, {device}, {date or datetime.date.today().isoformat()}: max |error| / tolerance on the",
              "# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug"]
     for output in sorted({r["output"] for r in rows}):
         worst = max((r for r in rows if r["output"] == output), key=lambda r: r["correct"])
-        lines.append(f"#   {output}: correct <= {worst['correct']:.2f} ({worst['correct_by']}, {worst['case']})")
+        lines.append(f"#   {output}: correct <= {worst['correct']:.3g} ({worst['correct_by']}, {worst['case']})")
     lines += [f"#   {n['name']}: {n['ratio']:.3g} ({n['output']}, {n['case']})" for n in named]
     return lines
 
@@ -145,12 +149,61 @@ def write(puzzle, lines: list[str]) -> None:
     path.write_text("".join(text), encoding="utf-8")
 
 
+ROW = re.compile(r"^  (?P<output>.{10}) (?P<case>.{50}) (?P<ratio>\S+) \((?P<whose>[^()]+)\)$")
+NAMED = re.compile(r"^  named rounding (?P<name>\w+): (?P<ratio>\S+) at most \((?P<output>[^,]+), (?P<case>.*?)"
+                   r"(?:, the solution's \S+)?\): (?:fails|PASSES)$")
+
+
+def read_output(text: str, puzzles: dict) -> dict[str, tuple[list[dict], list[dict]]]:
+    """A run's printed tables (what main prints, a GPU machine's run saved to a file) read back:
+    puzzle key -> (rows, named) as measure() gives them. The table cuts a case's name at 50
+    characters: the full name is the one bf16 case of the puzzle it begins."""
+    found: dict[str, tuple[list[dict], list[dict]]] = {}
+    key = None
+    for line in text.splitlines():
+        head = re.match(r"^(p\d\d): max \|error\| / tolerance on the bf16 cases$", line)
+        if head:
+            key = head.group(1)
+            found[key] = ([], [])
+            continue
+        if key is None:
+            continue
+        names = [c.name for c in puzzles[key].cases() if c.dtype == "bfloat16"]
+        named = NAMED.match(line)
+        row = None if named else ROW.match(line)
+        if named:
+            found[key][1].append({"name": named["name"], "ratio": float(named["ratio"]),
+                                  "output": named["output"], "case": named["case"]})
+        elif row and row["output"].strip() != "output":
+            cut = row["case"].rstrip()
+            whole = [n for n in names if n.startswith(cut) and (len(cut) < 50 or len(n) >= 50)]
+            found[key][0].append({"output": row["output"].strip(), "case": whole[0] if len(whole) == 1 else cut,
+                                  "correct": float(row["ratio"]), "correct_by": row["whose"]})
+    return found
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("puzzles", nargs="*")
     parser.add_argument("--write", action="store_true", help="write each puzzle's figures into its spec")
     parser.add_argument("--interpreter", action="store_true", help="a dry run: the CPU's bf16 cases, no GPU")
+    parser.add_argument("--from-output", metavar="FILE", help="a run's printed tables, read back (no run here)")
+    parser.add_argument("--device", default="", help="with --from-output: the GPU that made them")
+    parser.add_argument("--date", default="", help="with --from-output: the day they were made (YYYY-MM-DD)")
     args = parser.parse_args(argv)
+    if args.from_output:
+        os.environ["TRITON_INTERPRET"] = "1"  # the specs are read, nothing runs
+        sys.path.insert(0, str(ROOT))
+        from checker import registry
+        puzzles = {p.key: p for p in registry.all_puzzles()}
+        for key, (rows, named) in read_output(Path(args.from_output).read_text(encoding="utf-8"), puzzles).items():
+            if args.puzzles and key not in args.puzzles:
+                continue
+            for line in comment(puzzles[key], rows, named, args.device or "a GPU", args.date):
+                print(line)
+            if args.write:
+                write(puzzles[key], comment(puzzles[key], rows, named, args.device or "a GPU", args.date))
+        return 0
     backend = "interpreter" if args.interpreter else "gpu"
     if args.interpreter:
         os.environ["TRITON_INTERPRET"] = "1"

@@ -407,6 +407,31 @@ def test_float64_reference_on_the_gpu_is_the_cpus(puzzle):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize(("puzzle", "alternative"), on_the_gpu(lambda p: entries(p).passing + entries(p).right))
+def test_alternative_correct_kernel_passes_on_the_gpu(puzzle, alternative):
+    """Every correct rewrite passes where the GPU-only cases run too: the large ones and the bf16 ones,
+    whose rounding the interpreter does not reproduce (p09's tile summed in bf16 passed it)."""
+    if alternative.gpu_compiler_fails:
+        pytest.skip(alternative.gpu_compiler_fails)
+    text = patched(puzzle, alternative.name, alternative.patches)
+    report, out = check_text(puzzle, text, parts_touched(puzzle, text), alternative.name, backend="gpu",
+                             timeout=240, experiments=False)
+    assert report.passed, out
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("puzzle", "bug"), on_the_gpu(
+    lambda p: [b for b in entries(p).measured if b.cause == "precision" and not b.gpu_blind]))
+def test_measured_rounding_is_rejected_on_the_gpu(puzzle, bug):
+    """The roundings the catalogs measured (a value kept in, or summed in, a narrower type) fail on a GPU,
+    whose bf16 and fp16 arithmetic is the real one: where a bf16 case cannot tell one from the output's
+    own rounding at the store (tests/bf16_margins.py), an fp32 case must."""
+    report, text = check_text(puzzle, patched(puzzle, bug.name, bug.patches), [bug.part], bug.name,
+                              backend="gpu", first_failure=True)
+    assert not report.passed, f"{bug.name} passed on the GPU:\n{text}"
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize(("puzzle", "bug"), on_the_gpu(lambda p: entries(p).pinned))
 def test_catalog_bug_is_rejected_on_the_gpu(puzzle, bug):
     # "rejected" needs one failing case: stop there, unless the bug must pass or its reasons are asked for

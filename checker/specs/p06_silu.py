@@ -18,6 +18,12 @@ def sigmoid_in_bf16(rounded):
 
 LOW = ("matches a sigmoid rounded to bfloat16 (8 bits of mantissa): recompute s from x in fp32 and keep it in fp32 "
        "(no 16-bit copy of s); only the final store rounds.")
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dx: correct <= 0.208 (solution, bfloat16 N=100000: N not a power of two, N wider than BLOCK (1024))
+#   y: correct <= 0.175 (solution, bfloat16 N=100000: N not a power of two, N wider than BLOCK (1024))
+#   sigmoid_kept_in_bf16: 0.461 (dx, bf16, |x| up to 120)
+#   forward_stored_as_float16: 0.209 (y, bfloat16 N=100000: N not a power of two, N wider than BLOCK (1024))
 PUZZLE = puzzle(
     6, "silu", "SiLU forward and backward",
     skill="a backward kernel: the upstream gradient times a derivative recomputed from the saved input, in fp32",

@@ -20,6 +20,12 @@ def with_zeros(gen, dims, sizes):  # exact zeros every third element: relu'(0) i
     return torch.randn(*dims, generator=gen, dtype=torch.float64) * (torch.arange(dims[0]) % 3 != 0)
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dx: correct <= 0.000392 (forward_with_where_and_dx_masked_share, bfloat16 N=1000, M=4096: N not a power of two)
+#   dy: correct <= 0.176 (solution, bfloat16 N=1000, M=4096: N not a power of two)
+#   z: correct <= 0.218 (solution, bfloat16 N=1000, M=4096: N not a power of two)
+#   dx_share_rounded_to_bf16: 1.92 (dx, bfloat16 N=1000, M=4096: N not a power of two)
 PUZZLE = puzzle(
     7, "broadcast_relu_backward", "Broadcast multiply + ReLU, backward",
     skill="a broadcast input's gradient sums over the broadcast axis: programs add their rows' shares (atomic_add)",

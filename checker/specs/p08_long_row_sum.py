@@ -16,6 +16,11 @@ def rows_at_block_stride(x, M, N, BLOCK_N):  # row i read from x_ptr + i * BLOCK
     return {"y": torch.stack([flat[i * BLOCK_N:i * BLOCK_N + N].sum() for i in range(M)])}
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   y: correct <= 0.00119 (scalar_accumulator, bfloat16 M=64, N=8192: N wider than BLOCK_N (256))
+#   accumulator_in_fp16: inf (y, bf16, 2048 values near 1000 per row)
+#   accumulator_in_the_input_dtype: 126 (y, bfloat16 M=64, N=8192: N wider than BLOCK_N (256))
 PUZZLE = puzzle(
     8, "long_row_sum", "Long row sum",
     skill="a reduction over a row wider than one block: a loop of masked chunks into an fp32 accumulator",

@@ -22,6 +22,12 @@ CANCELLATION = ("only the cases whose mean is far from 0 compared with their spr
                 "fp32 cancels catastrophically there (x ≈ 1000 ± 1: x² ≈ 1e6 keeps 7 digits, the variance ≈ 1 is "
                 "what is left after 6 of them cancel). Take the mean first, then mean((x − mean)²) in a second "
                 "pass over the row, or use Welford's update.")
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   mean: correct <= 0.126 (shifted_by_the_first_element, bfloat16 M=64, N=8192: N wider than BLOCK_N (256))
+#   var: correct <= 0.00663 (shifted_by_the_first_element, bfloat16 M=256, N=1000: N not a power of two, N wider than BLOCK_N (128))
+#   running_sum_in_the_input_dtype: 189 (mean, bfloat16 M=64, N=8192: N wider than BLOCK_N (256))
+#   mean_stored_as_fp16: 2.81 (mean, bfloat16 M=256, N=1000: N not a power of two, N wider than BLOCK_N (128))
 PUZZLE = puzzle(
     10, "row_mean_var", "Row mean and variance",
     skill="two looped passes over a row: the mean, then the mean of squared deviations, padded lanes masked out",

@@ -78,6 +78,9 @@ SPREAD = ("only the rows whose values spread 200 apart fail: softmax(x) = softma
 EARLY = ("only the rows whose first chunk holds the max, 200 above the rest, fail: is the max kept from chunk to "
          "chunk? m_new = max(m_old, the chunk's values); a chunk's own max in its place is exact while the chunks' "
          "maxima stay within 88 of each other, but here the rescale exp(m_old − m_new) = exp(200) overflows.")
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   y: correct <= 0.211 (solution, bfloat16 M=256, N=1000: N not a power of two, N wider than CHUNK (256))
 PUZZLE = puzzle(
     11, "softmax", "Softmax forward",
     skill="a max-shifted softmax: -inf in the padded lanes, then one pass with a running max and a rescaled sum",

@@ -47,6 +47,10 @@ def hint(text: str, kind: str):
     return variant(kind, cause, text, lambda **named: {"dx": found} if (found := grad(kind)(**named)) is not None else {})
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dx: correct <= 0.362 (solution, bfloat16 M=256, N=1000: N not a power of two, N wider than BLOCK_N (256))
+#   cross_term_summed_in_fp16: 0.362 (dx, bfloat16 M=256, N=1000: N not a power of two, N wider than BLOCK_N (256))
 PUZZLE = puzzle(
     12, "softmax_backward", "Softmax backward",
     skill="a backward with a cross term: one row sum of dy·y shared by every element of the row",

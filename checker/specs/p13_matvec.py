@@ -16,6 +16,10 @@ def row_stride_m(A, x, M, K):  # A[m, k] read at m * M + k
 # growing once half its rounding step (8 significant bits: 128 past 16384) passes what a K step adds (~48)
 POSITIVE = {"A": randn("M K", mean=3.0, std=0.1), "x": uniform("K", 0.5, 1.5)}
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   y: correct <= 0.156 (solution, bfloat16 M=1000, K=3000: M not a power of two, M wider than BLOCK_M (32), K not a power of two, K wider than BLOCK_K (128))
+#   sums_in_the_input_dtype: 10.5 (y, bf16, positive products, 512 K steps:)
 PUZZLE = puzzle(
     13, "matvec", "Matrix–vector product",
     skill="a loop over K with one fp32 running sum per row; masks on the last row block and K step",

@@ -31,6 +31,9 @@ TF32_HINT = ("C matches a product of inputs cut to TF32's 10-bit mantissas: this
 PRECISION = {"float32": Tolerance(atol=1e-5, rtol=1e-5), "bfloat16": Tolerance(atol=1.6e-2, rtol=1.6e-2)}
 POSITIVE = {"A": uniform("M K", 0.5, 1.5), "B": uniform("K N", 0.5, 1.5)}  # C grows like K
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   C: correct <= 0.19 (solution, bfloat16 M=1000, K=300, N=700: M not a power of two, M wider than BLOCK_M (64), K not a power of two, K wider than BLOCK_K (32), N not a power of two, N wider than BLOCK_N (64))
 PUZZLE = puzzle(
     14, "matmul", "Tiled matmul with tl.dot",
     skill="a 2-D grid of output tiles, a loop over K with tl.dot into an fp32 tile; masks in M, N and K",

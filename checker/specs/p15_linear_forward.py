@@ -11,6 +11,9 @@ def bias_every_k_step(x, w, b, K, BLOCK_K):  # the bias added inside the loop ov
     return {"y": x @ w.T + -(-K // BLOCK_K) * b}
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   y: correct <= 0.186 (solution, bfloat16 M=1000, K=300, N=700: M not a power of two, M wider than BLOCK_M (64), K not a power of two, K wider than BLOCK_K (32), N not a power of two, N wider than BLOCK_N (64))
 PUZZLE = puzzle(
     15, "linear_forward", "Linear forward",
     skill="a transposed operand read through its offsets (W is [N, K]); a bias added in the epilogue",

@@ -13,6 +13,12 @@ def dx_w_read_transposed(dy, w, K, N):  # the forward's W^T tile reused: W's mem
     return {"dx": dy @ w.reshape(K, N).T}
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   db: correct <= 0.000672 (solution, bf16, 4096 rows summed into dW and db:)
+#   dw: correct <= 0.0806 (solution, bf16, 4096 rows summed into dW and db:)
+#   dx: correct <= 0.188 (solution, bf16, 4096 rows summed into dW and db:)
+#   db_summed_in_bf16: 277 (db, bfloat16 M=1000, K=300, N=700: M not a power of two, M wider than BLOCK_M (64), K not a power of two, K wider than BLOCK_K (32), N not a power of two, N wider than BLOCK_N (64))
 PUZZLE = puzzle(
     16, "linear_backward", "Linear backward",
     skill="backward of a matmul: dx = dy W and dW = dyᵀ x with tl.dot on transposed tiles, one owner per "

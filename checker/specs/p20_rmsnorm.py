@@ -17,6 +17,11 @@ def closed(output=None, *, over_block=False, eps_outside=False, diagonal=False):
 
 
 SAME = {"x": identical_rows("M H", offset=-0.3), "dy": full("like y", 1.3)}
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dgamma: correct <= 0.00161 (forward_scales_gamma_first, bfloat16 M=4096, H=768: H not a power of two)
+#   dx: correct <= 0.198 (solution, bfloat16 M=4096, H=768: H not a power of two)
+#   y: correct <= 0.19 (solution, bfloat16 M=256, H=1000: H not a power of two, H wider than BLOCK_H (256))
 PUZZLE = puzzle(
     20, "rmsnorm", "RMSNorm forward and backward",
     skill="a row reduction looped over chunks, the cross term of its gradient, and a parameter gradient "

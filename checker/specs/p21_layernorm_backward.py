@@ -18,6 +18,12 @@ def closed(output, jacobian_diagonal=False, padded=False, **stats):
 
 
 SAME = {"x": identical_rows("M H", offset=-0.3), "dz": full("like z", 1.3)}
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dbeta: correct <= 7.19e-05 (dbeta_in_the_first_sweep, bfloat16 M=4096, H=768: H not a power of two)
+#   dgamma: correct <= 0.00127 (dbeta_before_dgamma_with_relaxed_atomics, bfloat16 M=4096, H=768: H not a power of two)
+#   dx: correct <= 0.199 (solution, bfloat16 M=256, H=1000: H not a power of two, H wider than BLOCK_H (256))
+#   x_hat_in_bf16: 1.88 (dgamma, bfloat16 M=256, H=1000: H not a power of two, H wider than BLOCK_H (256))
 PUZZLE = puzzle(
     21, "layernorm_backward", "LayerNorm backward",
     skill="the LayerNorm backward pass: dx's two cross terms from row sums over chunks, dgamma and dbeta "

@@ -165,6 +165,16 @@ def torch_step(x, gamma, beta, w, bias, dy, wrap):
     return step
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dbeta: correct <= 9.08e-05 (solution, bf16 identical rows)
+#   dbias: correct <= 0 (solution, bf16 H=1000, wider than its block (128))
+#   dgamma: correct <= 0.000395 (solution, bf16 identical rows)
+#   dw: correct <= 0.000495 (solution, bf16 identical rows)
+#   dx: correct <= 0.187 (solution, bf16 mean far from 0)
+#   y: correct <= 0.3 (solution, bf16 documented configuration)
+#   z: correct <= 0.189 (solution, bf16 H=1000, wider than its block (128))
+#   fused_product_in_fp16: 0.151 (y, bf16 documented configuration)
 PUZZLE = puzzle(
     22, "layernorm_linear", "LayerNorm + Linear",
     skill="fusion: LayerNorm in a matmul's prologue; a fused backward that accumulates four parameter "

@@ -23,6 +23,11 @@ def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, ROWS_PER_PROGRAM, BLOCK_H, 
                                                    BLOCK_P=BLOCK_P, BLOCK_COLS=BLOCK_COLS)
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dbeta: correct <= 7.47e-06 (solution, bfloat16 M=4096, H=768: H not a power of two, H wider than BLOCK_COLS (32))
+#   dgamma: correct <= 0.000141 (reduce_one_partial_row_at_a_time, bfloat16 M=4096, H=768: H not a power of two, H wider than BLOCK_COLS (32))
+#   dx: correct <= 0.205 (solution, bfloat16 M=4096, H=768: H not a power of two, H wider than BLOCK_COLS (32))
 PUZZLE = puzzle(
     23, "deterministic_layernorm_backward", "Deterministic LayerNorm backward",
     skill="reproducible parameter gradients: per-program partial sums, then a reduction in a fixed order",

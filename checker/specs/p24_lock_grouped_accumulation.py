@@ -18,6 +18,11 @@ def launch(k, x, gamma, dz, dx, dgamma, dbeta, M, H, GROUP_SIZE, BLOCK_H, BLOCK_
                                                          BLOCK_G=BLOCK_G, BLOCK_COLS=BLOCK_COLS)
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dbeta: correct <= 6.54e-06 (solution, bfloat16 M=512, H=768: H not a power of two, H wider than BLOCK_COLS (32))
+#   dgamma: correct <= 2.33e-05 (contiguous_groups, bfloat16 M=512, H=768: H not a power of two, H wider than BLOCK_COLS (32))
+#   dx: correct <= 0.196 (solution, bfloat16 M=512, H=768: H not a power of two, H wider than BLOCK_COLS (32))
 PUZZLE = puzzle(
     24, "lock_grouped_accumulation", "Lock-grouped accumulation",
     skill="spin locks (tl.atomic_cas, tl.atomic_xchg) and a count guarding G partial buffers: less contention",

@@ -123,6 +123,12 @@ def rows_for(BLOCK_H):
     return max(1, 4096 // BLOCK_H)
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dbeta: correct <= 1.34e-05 (reduce_one_partial_row_at_a_time, bfloat16 M=4096, H=4096: H wider than BLOCK_COLS (32))
+#   dgamma: correct <= 5.68e-05 (reduce_one_partial_row_at_a_time, bfloat16 M=300, H=5120: M not a power of two, H not a power of two, H wider than BLOCK_COLS (32))
+#   dx: correct <= 0.208 (solution, bfloat16 M=4096, H=4096: H wider than BLOCK_COLS (32))
+#   dgamma_partials_through_bf16: 0.372 (dgamma, bfloat16 M=300, H=5120: M not a power of two, H not a power of two, H wider than BLOCK_COLS (32))
 PUZZLE = puzzle(
     25, "layernorm_backward_roofline", "LayerNorm backward at the roofline",
     skill="a persistent grid, several rows per step, no atomics on the hot path: memory-bound at full speed",

@@ -145,6 +145,15 @@ def cublas_products(x, w, dy):
     return run
 
 
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   db: correct <= 0.139 (solution, bf16 rows near 1000)
+#   dbeta: correct <= 0.291 (solution, bfloat16 M=2048, H=1024, N=768: M wider than BLOCK_M (128), H wider than BLOCK_K (64), N not a power of two, N wider than BLOCK_N (256))
+#   dgamma: correct <= 0.444 (solution, bf16 rows near 1000)
+#   dw: correct <= 0.498 (solution, bf16 rows near 1000)
+#   dx: correct <= 0.361 (solution, bfloat16 M=2048, H=1024, N=768: M wider than BLOCK_M (128), H wider than BLOCK_K (64), N not a power of two, N wider than BLOCK_N (256))
+#   y: correct <= 0.446 (solution, bf16 rows near 1000)
+#   wg_sum_before_rounding: 382 (y, bf16 rows near 1000)
 PUZZLE = puzzle(
     26, "fused_layernorm_linear_step", "A fast LayerNorm + Linear training step",
     skill="LayerNorm folded into the matmul's epilogue (z never formed in the forward), three tl.dot products "

@@ -128,6 +128,13 @@ EARLY = ("only the rows whose first block holds the max, 200 above the rest, fai
 NEGATIVE = ("only the rows whose logits are all far below 0 fail: if the padded lanes load other=0.0, the "
             "max is 0 instead of the row's own max, and exp(x − 0) underflows to 0 (log 0 = −inf). Load "
             "them with other=-float(\"inf\"): exp(-inf − m) = 0 adds nothing to the sum.")
+# bf16 margins (tests/bf16_margins.py), NVIDIA H100 80GB HBM3, 2026-12-07: max |error| / tolerance on the
+# bf16 cases: the correct kernels' largest per output, and each rounding the page names as a bug
+#   dlogits: correct <= 0.157 (solution, bf16 confident rows, V = 128256)
+#   loss: correct <= 0.00197 (running_logsumexp, bf16 confident rows)
+#   p_rounded_to_bf16_before_minus_one: 23.1 (dlogits, bf16 confident rows)
+#   p_rounded_before_one_hot: 23.1 (dlogits, bf16 confident rows)
+#   lse_rounded_to_logits_dtype: 50.4 (dlogits, bf16 confident rows, V = 128256)
 PUZZLE = puzzle(
     27, "cross_entropy", "Fused cross-entropy, forward and backward",
     skill="an online logsumexp over a vocabulary far wider than a block, the loss and its gradient in one "
