@@ -52,6 +52,15 @@ PINNED = [
         reasons=(("overflows fp32",), ("NaN",)),
         not_causes=("atomic",), not_words=("out of bounds",),
         notes="exp(x) / (1 + exp(x)) is inf / inf = NaN for x > 88.7: only the large-|x| case fails"),
+    Bug("sigmoid_of_the_bf16_load", "forward",
+        (("    x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)\n    s = tl.sigmoid(x)",
+          "    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)\n    s = tl.sigmoid(x)", 1),),
+        cause="precision", named="none",
+        reasons=(("does not compile for a GPU",), ("tl.sigmoid(x)",), ("fp32",)),
+        not_causes=("atomic", "mask"),
+        notes="x left in the input's dtype: tl.sigmoid takes fp32 or fp64 only, so a bf16 x does not compile for "
+              "a GPU. The interpreter runs the bf16 case \"N=1000\" and its front-end compile says so; before it "
+              "ran one, the CPU passed this kernel"),
     Bug("sigmoid_kept_in_bf16", "backward",
         ((BWD_S, "    s = tl.sigmoid(x).to(tl.bfloat16).to(tl.float32)  # recomputed from x", 1),),
         cause="precision",
