@@ -199,10 +199,10 @@ def main(argv: list[str]) -> int:
         for key, (rows, named) in read_output(Path(args.from_output).read_text(encoding="utf-8"), puzzles).items():
             if args.puzzles and key not in args.puzzles:
                 continue
-            for line in comment(puzzles[key], rows, named, args.device or "a GPU", args.date):
-                print(line)
+            block = comment(puzzles[key], rows, named, args.device or "a GPU", args.date)
+            print("\n".join(block))
             if args.write:
-                write(puzzles[key], comment(puzzles[key], rows, named, args.device or "a GPU", args.date))
+                write(puzzles[key], block)
         return 0
     backend = "interpreter" if args.interpreter else "gpu"
     if args.interpreter:

@@ -101,8 +101,9 @@ def _value(case: Case, prop: str, puzzle: Puzzle) -> Any:
     return sizes.get(prop, case.params.get(prop))
 
 
-def settings(case: Case, puzzle: Puzzle) -> str:
-    """The case as a learner would set it up: its sizes, its blocks, its dtype."""
+def settings(case: Case, puzzle: Puzzle, inputs: bool = True) -> str:
+    """The case as a learner would set it up: its sizes, its blocks, its dtype; and whose inputs it
+    takes, where they are a declared case's own (inputs=False: left out, where the sentence names it)."""
     sizes = dict(puzzle.sizes_of(case)) if puzzle.sizes_of is not None else dict(case.sizes)
     words = [f"{k}={v}" for k, v in sizes.items()]
     blocks = set(case.blocked.values())  # the parameters that block a size, whatever their names
@@ -111,9 +112,10 @@ def settings(case: Case, puzzle: Puzzle) -> str:
     # its blocks, and any other parameter it sets otherwise than the documented case (CAUSAL=True)
     words += [f"{k}={v}" for k, v in case.params.items()
               if k in blocks or k.startswith("BLOCK") or isinstance(v, (bool, int, str)) and usual.get(k, v) != v]
-    if "recipe" in case.tags:
+    if inputs and "recipe" in case.tags:
         # a derived case is named "<sizes, blocks> (<the declared case's name>)", a declared one by its name
-        own = case.name.split(" (", 1)[1][:-1] if case.name.endswith(")") and " (" in case.name else case.name
+        declared = any(c.name == case.name for c in puzzle.cases())
+        own = case.name if declared or not case.name.endswith(")") else case.name.split(" (", 1)[1][:-1]
         words.append(f"inputs of “{own}”")
     text = ", ".join(words)
     return text if case.dtype == "float32" else f"{text}, {case.dtype}"
@@ -188,8 +190,8 @@ def sentences(finding: Finding, puzzle: Puzzle) -> list[str]:
     for n in finding.passing[:SHOWN_NEIGHBOURS]:
         if n.base is not None:
             declared = any(c.name == n.base.name for c in puzzle.cases())
-            sizes = settings(n.base, puzzle).split(", inputs of “")[0]  # the name says whose inputs
-            base = f"“{n.base.name}” ({sizes})" if declared else settings(n.base, puzzle)
+            base = (f"“{n.base.name}” ({settings(n.base, puzzle, inputs=False)})" if declared
+                    else settings(n.base, puzzle))
             lines.append(f"before it was made smaller, {base} passed "
                          + (f"in {n.after} (only the dtype changed): there its {n.before} decides it"
                             if n.prop == "dtype" else
