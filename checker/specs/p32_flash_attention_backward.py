@@ -295,6 +295,12 @@ PUZZLE = puzzle(
            case(B=1, H=1, L=70, S=70, D=48, BLOCK_Q=32),  # three different blocks, each stepped more than once
            case("large logits (q: 6·randn)", B=1, H=2, L=24, S=40, D=16, inputs={"q": randn("B H L D", 0.0, 6.0)}),
            causal("bfloat16, small", B=1, H=1, L=24, S=24, D=16, dtype="bfloat16", gpu_only=False),
+           # Δ = rowsum(dO ∘ O) large beside dP − Δ: a Δ summed in bf16 is off by more than dS itself. In the
+           # interpreter (its bf16 rounds as a GPU's does), seeds 0-3: the solution used 0.12-0.17 of the
+           # tolerance, Δ summed in bf16 (tests/bugs/p32.py) 1.4-2.6 times it; on the plain inputs, 0.2 of it
+           case("bf16, v and dO off zero (1 + randn, 2 + randn): Δ large, dP − Δ cancels", B=1, H=2, L=64, S=64,
+                D=64, dtype="bfloat16", gpu_only=False,
+                inputs={"v": randn("B KV S D", 1.0, 1.0), "do": randn("like o", 2.0, 1.0)}),
            *grouped_cases(case, causal, BENCH_LAUNCH[128, True]),
            case(B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
            causal("113 queries, D = 128", B=1, H=2, L=113, S=113, D=128, BLOCK_Q=32, BLOCK_K=32, gpu_only=True),
