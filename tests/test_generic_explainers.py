@@ -26,6 +26,27 @@ def test_a_factor_of_its_own_per_row_is_a_normalisation():
     assert hint.code == "values.row_factor" and hint.candidates[:2] == ("formula", "accumulate")
 
 
+def test_a_factor_per_row_in_a_bf16_case_asks_about_a_running_sum_kept_in_bf16_too():
+    """Rows short by 6-10 % in a bf16 case: p31's running output kept in bf16 drops the later key blocks'
+    small shares, and leaves exactly this pattern. The hint asks about it beside the normalisation, and
+    only in a 16-bit case."""
+    ref = _ref(4, 8)
+    got = ref * torch.tensor([0.90, 0.94, 0.92, 0.91], dtype=torch.float64)[:, None]
+    narrow = row_factor_hint(got, ref, TOL, 1.0, 1.0, "o", "bfloat16")
+    assert narrow.code == "values.row_factor" and "precision" in narrow.candidates
+    assert "running sum kept in bfloat16" in narrow.observed + narrow.question
+    plain = row_factor_hint(got, ref, TOL, 1.0, 1.0, "o")
+    assert "precision" not in plain.candidates
+    # rows scaled up (a sum not divided by its count) are no rounding's doing, bf16 or not
+    larger = row_factor_hint(ref * torch.tensor([5.0, 9.0, 7.0, 12.0], dtype=torch.float64)[:, None], ref, TOL,
+                             1.0, 1.0, "o", "bfloat16")
+    assert larger.code == "values.row_factor" and "precision" not in larger.candidates
+    # one factor for every row, spread only by the bf16 store (p32's dV scaled by 1/√D): no share was lost
+    one = row_factor_hint(ref * torch.tensor([0.25, 0.2502, 0.2498, 0.2501], dtype=torch.float64)[:, None], ref,
+                          TOL, 1.0, 1.0, "o", "bfloat16")
+    assert one.code == "values.row_factor" and "precision" not in one.candidates
+
+
 def test_factors_within_rounding_of_one_say_nothing():
     ref = _ref(4, 8)
     got = ref * (1 + 1e-3 * torch.tensor([1.0, -1.0, 2.0, 0.5], dtype=torch.float64))[:, None]

@@ -82,9 +82,12 @@ def ratio_hint(got: torch.Tensor, ref: torch.Tensor, case: Case | None) -> Diagn
 
 
 def row_factor_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale: float, condition: float,
-                    label: str) -> Diagnosis:
+                    label: str, dtype: str = "float32") -> Diagnosis:
     """Each row (along the last dimension) off by a factor of its own, the factors differing from row
-    to row: a per-row normalisation. Checked the other way too (each column its own factor)."""
+    to row: a per-row normalisation. Checked the other way too (each column its own factor). In a
+    16-bit case (dtype), rows that are all short (factors between 0 and 1) are also what a running sum
+    kept in that dtype leaves, once the shares added to it fall below half of its step: the hint asks
+    about that too."""
     if ref.dim() < 2 or ref.shape[-1] < 2:
         return NO_HINT
     rows = ref.reshape(-1, ref.shape[-1])
@@ -107,13 +110,22 @@ def row_factor_hint(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale:
         shown = ", ".join(f"{float(f):.3g}" for f in scaled[:4]) + (", …" if scaled.numel() > 4 else "")
         # a per-row scale is a per-row statistic gone wrong: its formula, its running value, lanes let
         # into it or left out of it, or the statistic read from another row
+        # in a 16-bit case a running sum kept in that dtype stops taking in shares below half its step: whole
+        # rows come out short by the shares they lost (p31's running output kept in bf16), the same pattern.
+        # Lost shares only shorten a row: a row scaled up, or turned over, is no rounding's doing; and rows
+        # lose different shares: factors that agree to within two bf16 steps are one factor, rounded
+        short = (bool(((scaled > 0) & (scaled < 1)).all())
+                 and float(factor.max() - factor.min()) > 2 ** -7 * float(factor.abs().max()))
+        narrow = (f" Or, this being a {dtype} case, is a running sum kept in {dtype}? Once it is large, the small "
+                  f"shares added to it fall below half of its step and are lost; the float32 cases tell that "
+                  f"apart from a wrong normalisation." if dtype != "float32" and short else "")
         return asking(f"each {what} of `{label}` is its expected {what} times a factor of its own (× {shown}): a "
                       f"per-{what} scale. Is a normalisation missing or applied twice — a division by the {what}'s "
                       f"sum or count (1/l, 1/n)? Is the running value it divides by carried wrongly from block to "
                       f"block? Does the {what}'s statistic take in lanes it should not (a mask, what padded lanes "
-                      f"load) or miss some (a loop's range), or is it read from another {what} (its offset)?",
-                      "formula", "accumulate", "mask", "fill", "loop", "address", code=f"values.{what}_factor",
-                      data={"factors": shown})
+                      f"load) or miss some (a loop's range), or is it read from another {what} (its offset)?{narrow}",
+                      "formula", "accumulate", "mask", "fill", "loop", "address", *(("precision",) if narrow else ()),
+                      code=f"values.{what}_factor", data={"factors": shown})
     return NO_HINT
 
 

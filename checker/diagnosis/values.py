@@ -501,5 +501,6 @@ def output_hint(puzzle: Puzzle, output: Output, got: torch.Tensor, reference: Re
     return (_moved_hint(got, ref, scale, tol, reference.condition)
             or operand_hint(operands, output, got, reference, tol, others)
             or ratio_hint(got, ref, case)
-            or row_factor_hint(got, ref, tol, scale, reference.condition, output.label)
+            or row_factor_hint(got, ref, tol, scale, reference.condition, output.label,
+                               case.dtype if case is not None else "float32")
             or slice_hint(got, ref, tol, scale, reference.condition, output.label, dims, case))
