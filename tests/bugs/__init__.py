@@ -115,9 +115,6 @@ class Right:
     what: str = ""
     timeout: float = 0.0
     notes: str = ""
-    # where a GPU's compiler cannot build it (measured: which Triton, what it said): the GPU test skips
-    # it with these words, for no verdict of the checker's can pass a kernel that does not compile
-    gpu_compiler_fails: str = ""
 
 
 @dataclass
